@@ -1,0 +1,21 @@
+"""concordia_env: a fast, faithful rules engine and RL environment for Concordia (base game).
+
+Core API (modelled on OpenSpiel)::
+
+    import concordia_env
+    state = concordia_env.new_game("imperium", num_players=4, seed=0)
+    while not state.is_terminal():
+        state.apply(state.legal_actions()[0])
+    print(state.scores(), state.winner())
+"""
+
+from .data import GOODS, MAP_NAMES
+from .engine import NUM_ACTIONS
+from .game import Game, get_game
+from .state import GOD_COLUMNS, GameState, IllegalActionError, new_game
+
+__all__ = [
+    "GOODS", "GOD_COLUMNS", "MAP_NAMES", "NUM_ACTIONS", "Game", "GameState",
+    "IllegalActionError", "get_game", "new_game",
+]
+__version__ = "0.1.0"

@@ -1,0 +1,58 @@
+"""Plain-text rendering of a state (``str(state)``)."""
+
+from __future__ import annotations
+
+from . import engine as E
+from .data import GOODS
+
+
+def _colonist_place(state, loc: int) -> str:
+    if loc < 0:
+        return "storehouse"
+    if loc < E.NC:
+        return state.game.map.city_names[loc]
+    return state.game.route_name(loc - E.NC)
+
+
+def state_to_text(state) -> str:
+    """A readable multi-line description: board by province, players, display, scores."""
+    g, m = state.game, state.game.map
+    n = state.num_players
+    lines = [f"Concordia — {m.name.capitalize()}, {n} players, turn {int(state.field('turn'))}, "
+             + ("game over" if state.is_terminal()
+                else f"player {state.current_player} to decide: {state.phase_name}")]
+    goods = state.field("city_good")
+    houses = state.field("houses")
+    active = state.field("marker_active")
+    marker = state.field("marker_good")
+    for q, prov in enumerate(m.province_names):
+        cities = []
+        for c in range(m.num_cities):
+            if m.city_province[c] != q:
+                continue
+            owners = [str(p) for p in range(n) if (int(houses[c]) >> p) & 1]
+            cities.append(f"{m.city_names[c]} [{GOODS[goods[c]]}]" + (f" houses {','.join(owners)}" if owners else ""))
+        side = "good" if active[q] else "coins"
+        lines.append(f"  {m.province_numerals[q]:>4} {prov} (bonus {GOODS[marker[q]]}, {side} side): " + "; ".join(cities))
+    breakdown = state.score_breakdown()
+    names = [t.name for t in g.components.card_types]
+    pm, conc = int(state.field("pm")), int(state.field("concordia"))
+    for p in range(n):
+        tags = (" [Praefectus Magnus]" if p == pm else "") + (" [Concordia]" if p == conc else "")
+        held = ", ".join(f"{c}x {names[t]}" if c > 1 else names[t]
+                         for t, c in enumerate(state.field("hand")[p]) if c)
+        top = int(state.field("top")[p])
+        cols = ", ".join(("L" if i < 3 else "S") + ":" + _colonist_place(state, int(loc))
+                         for i, loc in enumerate(state.field("colonist")[p]) if loc >= 0)
+        store = ", ".join(f"{int(v)} {GOODS[k]}" for k, v in enumerate(state.field("goods")[p]) if v)
+        lines.append(f"Player {p}{tags}: {int(state.field('coins')[p])} sestertii; goods {store or 'none'}; "
+                     f"houses left {int(state.field('houses_left')[p])}; VP now {int(breakdown[p].sum())}")
+        lines.append(f"    hand: {held}; discard top: {names[top] if top >= 0 else '-'}")
+        lines.append(f"    colonists: {cols}")
+    disp = []
+    for j, cid in enumerate(state.field("display")):
+        if cid >= 0:
+            disp.append(f"{j + 1}:{names[int(g.tables[E.T_CARD_TYPE + cid])]}")
+    left = int(state.field("deck_len")) - int(state.field("deck_pos"))
+    lines.append(f"Display: {' '.join(disp) or 'empty'}; {left} cards in the deck")
+    return "\n".join(lines)
