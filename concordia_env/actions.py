@@ -36,7 +36,7 @@ from .data import GOODS
 
 KIND_NAMES = (
     "Tribunus", "Architectus", "Praefectus", "Mercator (3)", "Mercator (5)", "Colonus",
-    "Senator", "Consul", "Mason", "Farmer", "Smith", "Vintner", "Weaver",
+    "Senator", "Consul", "Mason", "Farmer", "Smith", "Vintner", "Weaver", "Diplomat",
 )
 
 #: (first id, last id inclusive, short name) of every action range.

@@ -1,0 +1,79 @@
+"""``python -m concordia_env``: play and print one seeded game of random legal play.
+
+Example::
+
+    python -m concordia_env --map imperium --players 4 --seed 0
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+
+from .data import MAP_NAMES
+from .state import GOD_COLUMNS, GameState, new_game
+
+
+def play_random_game(state: GameState, seed: int, out=sys.stdout, verbose: bool = True) -> GameState:
+    """Play uniformly random legal actions (``random.Random(seed)``) to the end, printing each turn."""
+    rng = random.Random(seed)
+    turn_lines: list[str] = []
+    turn_player = state.active_player
+    turn_no = 0
+
+    def flush() -> None:
+        if verbose and turn_lines:
+            print(f"Turn {turn_no:3d}, player {turn_player}: " + "; ".join(turn_lines), file=out)
+        turn_lines.clear()
+
+    while not state.is_terminal():
+        if state.active_player != turn_player or (state.phase == 0 and turn_lines):
+            flush()
+            turn_player = state.active_player
+            turn_no += 1
+        legal = state.legal_actions()
+        action = legal[rng.randrange(len(legal))]
+        text = state.action_to_string(action)
+        if state.current_player != state.active_player:
+            text = f"[player {state.current_player}] {text}"
+        turn_lines.append(text)
+        state.apply(action)
+    flush()
+    return state
+
+
+def print_result(state: GameState, out=sys.stdout) -> None:
+    """Final scores with the per-god breakdown and the winner."""
+    table = state.score_breakdown()
+    header = "player " + " ".join(f"{g[:9]:>9}" for g in GOD_COLUMNS) + "     total"
+    print("\nFinal scores", file=out)
+    print(header, file=out)
+    for p, row in enumerate(table):
+        print(f"{p:>6} " + " ".join(f"{int(v):>9}" for v in row) + f" {int(row.sum()):>9}", file=out)
+    print(f"Winner (after tie-break): player {state.winner()}", file=out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m concordia_env", description=__doc__.splitlines()[0])
+    parser.add_argument("--map", default="imperium", choices=MAP_NAMES)
+    parser.add_argument("--players", type=int, default=4)
+    parser.add_argument("--seed", type=int, default=0, help="seeds both the setup and the random players")
+    parser.add_argument("--intermediate-scoring", action="store_true")
+    parser.add_argument("--quiet", action="store_true", help="print only the result")
+    args = parser.parse_args(argv)
+    try:
+        state = new_game(args.map, args.players, args.seed, args.intermediate_scoring)
+    except ValueError as exc:
+        parser.error(str(exc))
+    if not args.quiet:
+        print(state, end="\n\n")
+    play_random_game(state, args.seed, verbose=not args.quiet)
+    if not args.quiet:
+        print("\n" + str(state))
+    print_result(state)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
