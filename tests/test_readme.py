@@ -1,0 +1,45 @@
+"""The README's promises: its test command is the one CI runs, its main job runs."""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _readme_commands() -> list[str]:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```bash\n(.*?)```", text, flags=re.S)
+    return [line for block in blocks[:2] for line in block.splitlines() if line and not line.startswith("#")]
+
+
+def test_ci_runs_the_readme_test_command():
+    install, tests = _readme_commands()[:2]
+    assert "python -m concordia_env" in install
+    pytest_part = tests.split("&&")[-1].strip()
+    assert pytest_part.startswith("python -m pytest")
+    ci_lines = [ln.strip() for ln in (ROOT / ".ci" / "run").read_text().splitlines()]
+    assert pytest_part in ci_lines
+    assert any(ln.startswith("python -m pip install") and "torch==2.13.0" in ln for ln in ci_lines)
+    torch_line = next(i for i, ln in enumerate(ci_lines) if "torch==2.13.0" in ln)
+    extras_line = next(i for i, ln in enumerate(ci_lines) if ".[train,dev]" in ln)
+    assert torch_line < extras_line
+
+
+def test_main_job_plays_a_full_game():
+    out = subprocess.run([sys.executable, "-m", "concordia_env", "--seed", "0"],
+                         capture_output=True, text=True, check=True, timeout=300).stdout
+    assert "Turn   0, player" in out
+    assert "Final scores" in out and "Winner (after tie-break): player" in out
+    rows = [ln.split() for ln in out.splitlines() if re.match(r"^\s+\d+(\s+\d+){8}$", ln)]
+    assert len(rows) == 4
+    for row in rows:
+        assert sum(int(v) for v in row[1:8]) == int(row[8])
+
+
+def test_main_job_rejects_bad_player_count():
+    res = subprocess.run([sys.executable, "-m", "concordia_env", "--map", "italia", "--players", "5"],
+                         capture_output=True, text=True, timeout=300)
+    assert res.returncode != 0
+    assert "allowed" in res.stderr
