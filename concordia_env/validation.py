@@ -261,7 +261,7 @@ def _check(s, T, X, out):
 
     # ---------------------------------------------------------- players
     occ_count = np.zeros(E.NR, np.int64)
-    occ_owner = np.full(E.NR, -1, np.int64)
+    occ_mask = np.zeros(E.NR, np.int64)  # bitmask of players with a colonist there
     cards_ok = True
     held = np.zeros(E.NT, np.int64)
     any_no_houses = -1
@@ -340,7 +340,7 @@ def _check(s, T, X, out):
                 if (land and r >= nland) or (not land and (r < E.NL or r >= E.NL + nsea)):
                     k = _e(out, k, C_COL_ROUTE_KIND, q, i, r, 0, 0)
                 occ_count[r] += 1
-                occ_owner[r] = q
+                occ_mask[r] |= 1 << q
                 if s[E.O_ROUTE_OCC + r] != q:
                     k = _e(out, k, C_COL_OCC, q, i, r, s[E.O_ROUTE_OCC + r], 0)
             else:
@@ -421,7 +421,7 @@ def _check(s, T, X, out):
             continue
         if o < -1 or o >= n:
             k = _e(out, k, C_ROUTE_OCC_RANGE, r, o, 0, 0, 0)
-        elif o >= 0 and occ_count[r] == 0:
+        elif o >= 0 and not (occ_mask[r] >> o) & 1:
             k = _e(out, k, C_ROUTE_OCC_EMPTY, r, o, 0, 0, 0)
         if occ_count[r] > 1:
             k = _e(out, k, C_ROUTE_TWO, r, occ_count[r], 0, 0, 0)
