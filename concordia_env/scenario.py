@@ -26,6 +26,7 @@ check the position is reachable in a real game. :func:`action_id` and
 from __future__ import annotations
 
 import functools
+from numbers import Integral
 from typing import Iterable, Sequence
 
 from . import engine as E
@@ -45,9 +46,9 @@ def _lookup(what: str, fn, name):
 
 
 def _player(state, p) -> int:
-    if isinstance(p, bool) or not isinstance(p, int) or not 0 <= p < state.num_players:
+    if isinstance(p, bool) or not isinstance(p, Integral) or not 0 <= p < state.num_players:
         raise ValueError(f"unknown player {p!r}; players are 0..{state.num_players - 1}")
-    return p
+    return int(p)
 
 
 def _city(state, name: str, roma: bool = True) -> int:
@@ -109,9 +110,9 @@ def _setter(fn):
 
 
 def _count(n, what: str) -> int:
-    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+    if isinstance(n, bool) or not isinstance(n, Integral) or n < 0:
         raise ValueError(f"{what} must be a non-negative int, got {n!r}")
-    return n
+    return int(n)
 
 
 def _check_storehouse(state, p: int) -> None:
@@ -207,6 +208,7 @@ def set_colonists(state, player: int, land: Iterable = (), sea: Iterable = ()) -
 # ---------------------------------------------------------------- players
 @_setter
 def set_coins(state, player: int, coins: int) -> None:
+    """Set ``player``'s sestertii."""
     state.field("coins")[_player(state, player)] = _count(coins, "coins")
 
 
@@ -286,8 +288,8 @@ def _card_ids(state, cards: Sequence, taken: set[int]) -> list[int]:
             if not free:
                 raise ValueError(f"no purchasable card {c!r} left")
             cid = free[0]
-        elif isinstance(c, int) and not isinstance(c, bool) and 0 <= c < E.NCARD and c not in taken:
-            cid = c
+        elif isinstance(c, Integral) and not isinstance(c, bool) and 0 <= c < E.NCARD and c not in taken:
+            cid = int(c)
         else:
             raise ValueError(f"unknown or repeated card {c!r}")
         taken.add(cid)
@@ -382,4 +384,5 @@ def act(state, name: str, *args) -> None:
 
 
 def is_legal(state, name: str, *args) -> bool:
+    """Whether the action :func:`action_id` names is legal now."""
     return bool(state._mask[action_id(state, name, *args)])

@@ -686,3 +686,18 @@ def test_intermediate_scoring_first_tribunus_then_payout(wealth, payout):
     _play_tribunus(st, 1)
     assert [coins(st, p) - coins0[p] for p in range(4)] == list(payout)
     assert st.field("inter_done")[:4].all() and not st.field("inter_score").any()
+
+
+def test_concordia_is_taken_only_once(st):
+    sc.set_concordia(st, 2)
+    sc.set_turn(st, 3)  # 3's last turn: its 15th house brings no second Concordia
+    names = [c for c in st.game.map.city_names[1:] if c != "Novaria"]
+    for c in names[:14]:
+        sc.add_house(st, 3, c)
+    sc.set_colonists(st, 3, land=[("Roma", "Novaria")])
+    sc.set_city_good(st, "Novaria", "brick")
+    sc.act(st, "play", "Architectus")
+    sc.act(st, "build", "Novaria")
+    assert int(st.field("concordia")) == 2 and int(st.field("houses_left")[3]) == 0
+    assert st.score_breakdown()[3][6] == 0
+    assert st.active_player == 0 and not st.is_terminal()
