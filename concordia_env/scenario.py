@@ -31,6 +31,7 @@ from typing import Iterable, Sequence
 
 from . import engine as E
 from .actions import KIND_NAMES
+from .board import deck_card_ids
 from .data import GOODS
 
 Route = tuple[str, str]
@@ -126,8 +127,13 @@ def _check_storehouse(state, p: int) -> None:
 # ------------------------------------------------------------------ board
 @_setter
 def set_city_good(state, city: str, good: str) -> None:
-    """Put the token of ``good`` on ``city`` (not Roma)."""
-    state.field("city_good")[_city(state, city, roma=False)] = _good(good)
+    """Put the token of ``good`` on ``city`` (not Roma). The province's bonus marker
+    becomes the one of its most valuable good again, on the same side (override it
+    with :func:`set_marker`); the token counts per letter are not kept."""
+    c = _city(state, city, roma=False)
+    goods, prov = state.field("city_good"), state.game.map.city_province
+    goods[c] = _good(good)
+    state.field("marker_good")[prov[c]] = max(goods[i] for i in range(len(prov)) if prov[i] == prov[c])
 
 
 @_setter
@@ -277,21 +283,32 @@ def set_turn(state, player: int) -> None:
 
 
 # ---------------------------------------------------------------- display
+# The deck field always holds every card of the decks the player count uses (decks
+# I..N), as setup stacks them: deck[:deck_pos] are drawn (the display first, then the
+# cards bought or set aside), deck[deck_pos:deck_len] are still to be drawn, in order.
+def _stack(state) -> list[int]:
+    comp = state.game.components
+    ids = deck_card_ids(comp)
+    return [c for d in comp.decks_per_player_count[state.num_players] for c in ids[d]]
+
+
 def _card_ids(state, cards: Sequence, taken: set[int]) -> list[int]:
-    """Purchasable card ids for ``cards`` (ids, or type names: the first free copy)."""
+    """Card ids for ``cards`` (ids, or type names: the first copy not taken) among the
+    decks the player count uses."""
+    stack, n = _stack(state), state.num_players
     types = state.game.tables[E.T_CARD_TYPE:E.T_CARD_TYPE + E.NCARD]
     out = []
     for c in cards:
         if isinstance(c, str):
             t = _card_type(state, c)
-            free = [i for i in range(E.NCARD) if types[i] == t and i not in taken]
+            free = [i for i in stack if types[i] == t and i not in taken]
             if not free:
-                raise ValueError(f"no purchasable card {c!r} left")
+                raise ValueError(f"no card {c!r} left in the decks {n} players use")
             cid = free[0]
-        elif isinstance(c, Integral) and not isinstance(c, bool) and 0 <= c < E.NCARD and c not in taken:
+        elif isinstance(c, Integral) and not isinstance(c, bool) and c in stack and c not in taken:
             cid = int(c)
         else:
-            raise ValueError(f"unknown or repeated card {c!r}")
+            raise ValueError(f"card id {c!r} is repeated or not in the decks {n} players use")
         taken.add(cid)
         out.append(cid)
     return out
@@ -302,29 +319,32 @@ def _deck_rest(state) -> list[int]:
     return [int(c) for c in state.field("deck")[pos:n]]
 
 
-def _write_cards(state, display: list[int], deck: list[int]) -> None:
+def _write_cards(state, display: list[int], rest: list[int]) -> None:
+    stack = _stack(state)
     if len(display) > E.NDISP:
         raise ValueError(f"the display holds {E.NDISP} cards, got {len(display)}")
+    if len(rest) > len(stack) - E.NDISP:
+        raise ValueError(f"at most {len(stack) - E.NDISP} cards can be left in the deck, got {len(rest)}")
+    gone = [c for c in stack if c not in display and c not in rest]
     state.field("display")[:] = display + [-1] * (E.NDISP - len(display))
-    arr = state.field("deck")
-    arr[:] = -1
-    arr[:len(deck)] = deck
-    state.field("deck_pos")[()] = 0
-    state.field("deck_len")[()] = len(deck)
+    state.field("deck")[:] = display + gone + rest + [-1] * (E.NCARD - len(stack))
+    state.field("deck_pos")[()] = len(stack) - len(rest)
+    state.field("deck_len")[()] = len(stack)
 
 
 @_setter
 def set_display(state, cards: Sequence) -> None:
     """Lay out the display from position 1 (card ids, or type names: the first copy
     not in use); fewer than 7 leaves the last positions empty. Chosen cards leave
-    the deck; cards displaced from the display leave the game."""
+    the deck; cards displaced from the display count as bought."""
     display = _card_ids(state, cards, set())
     _write_cards(state, display, [c for c in _deck_rest(state) if c not in display])
 
 
 @_setter
 def set_deck(state, cards: Sequence) -> None:
-    """Set the cards still to be drawn, first drawn first (ids or type names)."""
+    """Set the cards still to be drawn, first drawn first (ids or type names); the
+    other cards not on display count as bought."""
     display = [int(c) for c in state.field("display") if c >= 0]
     _write_cards(state, display, _card_ids(state, cards, set(display)))
 

@@ -35,10 +35,12 @@ def st():
     (lambda s: sc.place_colonist(s, 0, "sea", ("Aquileia", "Vindobona")), "unknown sea route"),
     (lambda s: sc.place_colonist(s, 0, "sea", "Novaria"), "no sea route touches it"),
     (lambda s: sc.set_colonists(s, 0, land=["Roma"] * 4), "only 3 land colonists"),
-    (lambda s: sc.set_display(s, ["Mason", "Mason"]), "no purchasable card 'Mason' left"),
-    (lambda s: sc.set_display(s, ["Tribunus"]), "no purchasable card 'Tribunus'"),
+    (lambda s: sc.set_display(s, ["Mason", "Mason"]), "no card 'Mason' left in the decks 4 players use"),
+    (lambda s: sc.set_display(s, ["Tribunus"]), "no card 'Tribunus' left"),
+    (lambda s: sc.set_display(s, ["Diplomat (Mars)"]), "no card 'Diplomat \\(Mars\\)' left"),  # deck V
+    (lambda s: sc.set_display(s, [29]), "card id 29 is repeated or not in the decks 4 players use"),
     (lambda s: sc.set_display(s, list(range(8))), "holds 7 cards"),
-    (lambda s: sc.set_deck(s, [s.field("display")[0]]), "repeated card"),
+    (lambda s: sc.set_deck(s, [s.field("display")[0]]), "repeated"),
     (lambda s: sc.give_pm(s, "0"), "unknown player '0'"),
     (lambda s: sc.set_turn(s, 7), "unknown player 7"),
     (lambda s: sc.action_id(s, "fly", "Roma"), "unknown action 'fly'"),
@@ -74,13 +76,53 @@ def test_colonists_keep_route_occupancy(st):
 
 
 def test_display_and_deck_by_name(st):
-    sc.set_display(st, ["Architectus", "Architectus", 29])
+    sc.set_display(st, ["Architectus", "Architectus", 25])
     assert sc.display_names(st) == ["Architectus", "Architectus", st.game.components.card_types[
-        int(st.game.tables[E.T_CARD_TYPE + 29])].name, None, None, None, None]
-    rest = st.field("deck")[int(st.field("deck_pos")):int(st.field("deck_len"))].tolist()
+        int(st.game.tables[E.T_CARD_TYPE + 25])].name, None, None, None, None]
+    deck = st.field("deck")
+    assert sorted(deck[:26].tolist()) == list(range(26)) and (deck[26:] == -1).all()
+    assert deck[:3].tolist() == st.field("display")[:3].tolist()
+    rest = deck[int(st.field("deck_pos")):int(st.field("deck_len"))].tolist()
     assert not set(rest) & set(st.field("display").tolist())
-    sc.set_deck(st, ["Consul"])
-    assert int(st.field("deck_len")) - int(st.field("deck_pos")) == 1
+    sc.set_deck(st, ["Consul", 3])
+    assert deck[int(st.field("deck_pos")):].tolist()[:3] == [sc._card_ids(st, ["Consul"], set())[0], 3, -1]
+    sc.set_deck(st, [])
+    assert int(st.field("deck_pos")) == int(st.field("deck_len")) == 26
+    sc.set_display(st, ["Mason"])
+    with pytest.raises(ValueError, match="at most 19 cards can be left in the deck, got 20"):
+        sc.set_deck(st, [c for c in range(26) if c != int(st.field("display")[0])][:20])
+
+
+def test_city_good_rederives_the_bonus_marker(st):
+    for c in ("Napoca", "Sirmium", "Tomis"):
+        sc.set_city_good(st, c, "brick")
+    q = st.game.map.province_names.index("Dacia")
+    sc.set_marker(st, "Dacia", False)
+    assert int(st.field("marker_good")[q]) == 0
+    sc.set_city_good(st, "Tomis", "wine")
+    assert int(st.field("marker_good")[q]) == 3 and int(st.field("marker_active")[q]) == 0
+    sc.set_marker(st, "Dacia", True, good="cloth")  # an explicit override
+    assert int(st.field("marker_good")[q]) == 4
+
+
+def test_reachable_positions_pass_the_invariant_checker(st):
+    from concordia_env.validation import check_invariants
+
+    sc.add_house(st, 1, "Novaria")
+    sc.add_house(st, 1, "Carthago")
+    sc.set_colonists(st, 1, land=[("Roma", "Novaria"), ("Novaria", "Aquileia")], sea=["Roma", "Carthago"])
+    sc.set_goods(st, 1, brick=2, cloth=4)
+    sc.set_coins(st, 1, 30)
+    sc.set_marker(st, "Gallia", False)
+    comp = st.game.components
+    sc.set_display(st, ["Consul", "Colonus", "Mason", "Architectus", "Praefectus", "Farmer", "Smith"])
+    bought = [comp.card_types[int(st.game.tables[E.T_CARD_TYPE + c])].name
+              for c in st.field("deck")[7:int(st.field("deck_pos"))]]
+    sc.set_hand(st, 2, ["Tribunus", "Architectus", "Praefectus", "Praefectus", "Mercator (3)"] + bought)
+    sc.set_discard(st, 2, ["Diplomat (Jupiter)", "Senator"])
+    sc.give_pm(st, 2)
+    sc.set_turn(st, 3)
+    assert check_invariants(st) == []
 
 
 def test_setters_refresh_the_legal_mask(st):
