@@ -701,3 +701,15 @@ def test_concordia_is_taken_only_once(st):
     assert int(st.field("concordia")) == 2 and int(st.field("houses_left")[3]) == 0
     assert st.score_breakdown()[3][6] == 0
     assert st.active_player == 0 and not st.is_terminal()
+
+
+def test_intermediate_scoring_also_on_a_diplomat_copying_the_tribunus():
+    # Ruling: a copied Tribunus takes the cards back "as if played", so it is the first
+    # Tribunus for intermediate scoring too (German rules: "den Tribun spielt und seine
+    # Karten aufnimmt").
+    st = new_game("imperium", 4, seed=0, intermediate_scoring=True)
+    sc.set_turn(st, 1)
+    sc.set_discard(st, 2, ["Tribunus"])
+    sc.act(st, "play", "Diplomat (Jupiter)")
+    sc.act(st, "copy", "Tribunus")
+    assert int(st.field("inter_done")[1]) == 1 and int(st.field("inter_score")[1]) == st.scores()[1]
