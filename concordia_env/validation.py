@@ -133,10 +133,10 @@ def _e(out, k, code, a, b, c, d, e):
 
 @njit(cache=True, inline="always")
 def _popcount(x):
+    # bounded loop: a negative (corrupt) value must not spin forever
     n = 0
-    while x:
-        n += x & 1
-        x >>= 1
+    for i in range(32):
+        n += (x >> i) & 1
     return n
 
 
@@ -572,10 +572,11 @@ def _check(s, T, X, out):
             if ph == E.PH_MERCATOR:
                 sold = s[E.O_SOLD]
                 bought = s[E.O_BOUGHT]
-                if sold & bought:
-                    k = _e(out, k, C_MERC_BOTH, sold, bought, 0, 0, 0)
-                if _popcount(sold | bought) > 2:
-                    k = _e(out, k, C_MERC_KINDS, sold, bought, 0, 0, 0)
+                if 0 <= sold < (1 << E.NG) and 0 <= bought < (1 << E.NG):
+                    if sold & bought:
+                        k = _e(out, k, C_MERC_BOTH, sold, bought, 0, 0, 0)
+                    if _popcount(sold | bought) > 2:
+                        k = _e(out, k, C_MERC_KINDS, sold, bought, 0, 0, 0)
             elif ph == E.PH_ARCHITECTUS:
                 onb = 0
                 for i in range(E.NCOL):

@@ -7,6 +7,8 @@ import random
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import concordia_env as ce
 from concordia_env import engine as E
@@ -288,3 +290,80 @@ def test_state_from_document_directly():
     assert isinstance(st, GameState) and st.map_name == "imperium"
     with pytest.raises(ValueError):
         state_from_document("a string")
+
+
+# ------------------------------------------------------------------ fuzzing
+_SNAPSHOTS: dict = {}
+
+
+def _snapshot(map_name: str, n: int, steps: int) -> GameState:
+    """A state ``steps`` random actions into a game (cached: hypothesis reuses them)."""
+    key = (map_name, n, steps)
+    if key not in _SNAPSHOTS:
+        state = ce.new_game(map_name, n, steps)
+        rng = random.Random(steps)
+        for _ in range(steps):
+            if state.is_terminal():
+                break
+            state.apply(rng.choice(state.legal_actions()))
+        _SNAPSHOTS[key] = state
+    return _SNAPSHOTS[key]
+
+
+_FIELD_LIST = [name for name, _ in E.STATE_FIELDS]
+
+
+@settings(max_examples=400, deadline=None, derandomize=True, database=None,
+          suppress_health_check=list(HealthCheck))
+@given(combo=st.sampled_from(COMBOS), steps=st.sampled_from([0, 37, 150, 400, 2000]),
+       edits=st.lists(st.tuples(st.sampled_from(_FIELD_LIST), st.integers(0, 10**6),
+                                st.one_of(st.integers(-3, 40), st.integers(-2**31, 2**31 - 1))),
+                      min_size=1, max_size=3))
+def test_mutated_documents_are_rejected_or_sound(combo, steps, edits):
+    """Any in-range integer edit either raises ValueError or gives a sound, playable state."""
+    state = _snapshot(*combo, steps)
+    doc = json.loads(state.to_json())
+    shapes = dict(E.STATE_FIELDS)
+    for name, where, value in edits:
+        shape = shapes[name]
+        if not shape:
+            doc[name] = value
+            continue
+        target = doc[name]
+        idx = []
+        for size in shape:
+            idx.append(where % size)
+            where //= size
+        for i in idx[:-1]:
+            target = target[i]
+        target[idx[-1]] = value
+    try:
+        back = GameState.from_json(json.dumps(doc))
+    except ValueError as exc:
+        assert str(exc).startswith("invalid Concordia state: ")
+        return
+    from concordia_env.validation import check_invariants
+    assert check_invariants(back) == []
+    # an accepted state plays on within the invariants (they are closed under legal play)
+    rng = random.Random(steps)
+    for _ in range(300):
+        if back.is_terminal():
+            break
+        legal = back.legal_actions()
+        assert legal
+        back.apply(rng.choice(legal))
+        assert check_invariants(back) == []
+
+
+def test_negative_bitmasks_rejected_without_hanging():
+    # regression: a negative ctx_bought in a Mercator once made the checker loop forever
+    state = ce.new_game("italia", 2, 0)
+    state.apply(E.A_PLAY + 3)  # Mercator (3)
+    assert state.phase == E.PH_MERCATOR
+    for field in ("ctx_bought", "ctx_sold", "ctx_bought_pos", "houses"):
+        doc = json.loads(state.to_json())
+        if field == "houses":
+            doc[field][3] = -1
+        else:
+            doc[field] = -1
+        rejects(doc, field)
