@@ -119,7 +119,9 @@ MAXERR = 64  # rows kept; the kernel still counts the ones beyond
  C_INTER_DONE, C_INTER_SCORE, C_INTER_RESET, C_ABSENT, C_PLAYER_RANGE) = range(74)
 
 
-@njit(cache=True, inline="always")
+# Explicit signatures: one compiled version each, whatever int types the call sites pass
+# (otherwise numba compiles a specialization per call-site type mix, slowing the first call).
+@njit("int64(int32[:, ::1], int64, int64, int64, int64, int64, int64, int64)", cache=True)
 def _e(out, k, code, a, b, c, d, e):
     if k < MAXERR:
         out[k, 0] = code
@@ -131,7 +133,7 @@ def _e(out, k, code, a, b, c, d, e):
     return k + 1
 
 
-@njit(cache=True, inline="always")
+@njit("int64(int64)", cache=True)
 def _popcount(x):
     # bounded loop: a negative (corrupt) value must not spin forever
     n = 0
@@ -140,7 +142,7 @@ def _popcount(x):
     return n
 
 
-@njit(cache=True, inline="always")
+@njit("int64(int32[:, ::1], int64, int32[::1], int64, int64, int64, int64)", cache=True)
 def _range(out, k, s, off, field, lo, hi):
     v = s[off]
     if v < lo or v > hi:
