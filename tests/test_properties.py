@@ -17,6 +17,7 @@ import random
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -111,20 +112,12 @@ DETERMINISM_GAMES = [(m, n, seed) for (m, n) in COMBOS for seed in (7, 2**32 - 5
 
 def test_same_seed_same_game_in_fresh_process():
     here = {f"{m}/{n}/{seed}": random_game(m, n, seed) for m, n, seed in DETERMINISM_GAMES}
+    # the fresh process replays with this very module's random_game, so both sides play alike
     script = textwrap.dedent(f"""
-        import json, random
-        import concordia_env as ce
-        out = {{}}
-        for m, n, seed in {DETERMINISM_GAMES!r}:
-            state = ce.new_game(m, n, seed)
-            rng = random.Random(seed)
-            actions = []
-            while not state.is_terminal():
-                a = rng.choice(state.legal_actions())
-                actions.append(a)
-                state.apply(a)
-            out[f"{{m}}/{{n}}/{{seed}}"] = [actions, state.scores()]
-        print(json.dumps(out))
+        import json, sys
+        sys.path.insert(0, {str(Path(__file__).resolve().parent)!r})
+        from test_properties import DETERMINISM_GAMES, random_game
+        print(json.dumps({{f"{{m}}/{{n}}/{{seed}}": random_game(m, n, seed) for m, n, seed in DETERMINISM_GAMES}}))
     """)
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
