@@ -81,8 +81,7 @@ def build_tables(m: MapData, comp: Components) -> np.ndarray:
     T = np.zeros(E.TABLE_SIZE, dtype=np.int32)
 
     def put(name, value):
-        off, shape, size = E.TABLE_LAYOUT[name]
-        T[off:off + size] = np.asarray(value, dtype=np.int32).reshape(-1)
+        E.put_field(T, E.TABLE_LAYOUT, name, value)
 
     put("num_cities", m.num_cities)
     put("num_provinces", len(m.province_names))

@@ -203,6 +203,18 @@ T_CARD_COST = TABLE_LAYOUT["card_cost"][0]
 GOD_VESTA, GOD_JUPITER, GOD_SATURNUS, GOD_MERCURIUS, GOD_MARS, GOD_MINERVA = 0, 1, 2, 3, 4, 5
 
 
+def put_field(arr: np.ndarray, layout: dict, name: str, value) -> None:
+    """Write ``value`` (any array-like of the field's shape) into the named field of a flat array."""
+    off, _, size = layout[name]
+    arr[off:off + size] = np.asarray(value, dtype=np.int32).reshape(-1)
+
+
+def field_view(s: np.ndarray, name: str) -> np.ndarray:
+    """A read-write numpy view of the named field of state array ``s`` (0-d for scalars)."""
+    off, shape, size = STATE_LAYOUT[name]
+    return s[off:off + size].reshape(shape)
+
+
 def move_action(colonist: int, route: int) -> int:
     """Action id of moving colonist slot ``colonist`` (0-2 land, 3-5 sea) to ``route``."""
     if colonist < 3:
@@ -221,7 +233,7 @@ def decode_move(action: int) -> tuple[int, int]:
 
 # ================================================================= kernel
 @njit(cache=True, inline="always")
-def _free_slots(s, T, p):
+def free_slots(s, T, p):
     used = 0
     for g in range(NG):
         used += s[O_GOODS + p * NG + g]
@@ -372,7 +384,7 @@ def legal_mask(s, T, mask):
         nkinds = 0
         for g in range(NG):
             nkinds += (used >> g) & 1
-        free = _free_slots(s, T, p)
+        free = free_slots(s, T, p)
         for g in range(NG):
             bit = 1 << g
             new_kind_ok = (used & bit) != 0 or nkinds < 2
@@ -535,7 +547,7 @@ def _resolve_production(s, T):
                 kinds += 1
         if total == 0:
             continue
-        free = _free_slots(s, T, x)
+        free = free_slots(s, T, x)
         if total <= free or kinds == 1 or free == 0:
             for g in range(NG):
                 take = s[base + g] if s[base + g] < free else free
@@ -749,7 +761,7 @@ def _apply(s, T, a):
         x = s[O_KEEP_PLAYER]
         s[O_GOODS + x * NG + g] += 1
         s[O_INCOMING + x * NG + g] -= 1
-        if _free_slots(s, T, x) == 0:
+        if free_slots(s, T, x) == 0:
             for h in range(NG):
                 s[O_INCOMING + x * NG + h] = 0
         _finish_production(s, T)

@@ -114,9 +114,7 @@ def initial_state(game: Game, num_players: int, seed: int, intermediate_scoring:
     s = np.zeros(E.STATE_SIZE, dtype=np.int32)
 
     def f(name):
-        off, shape, size = E.STATE_LAYOUT[name]
-        view = s[off:off + size]
-        return view.reshape(shape)
+        return E.field_view(s, name)
 
     n = num_players
     f("num_players")[()] = n

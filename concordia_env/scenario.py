@@ -106,7 +106,7 @@ def _setter(fn):
             state.s[:] = saved
             raise
         finally:
-            state._n_legal = int(E.legal_mask(state.s, state.game.tables, state._mask))
+            state.refresh()
     return wrapper
 
 

@@ -46,7 +46,7 @@ class GameState:
         self.game = game
         self.s = s
         self._mask = np.zeros(E.NUM_ACTIONS, dtype=np.int8)
-        self._n_legal = int(E.legal_mask(self.s, self.game.tables, self._mask))
+        self.refresh()
 
     # ------------------------------------------------------------ queries
     @property
@@ -80,9 +80,11 @@ class GameState:
 
     def field(self, name: str) -> np.ndarray:
         """A read-write view of one named state field (see ``engine.STATE_FIELDS``)."""
-        off, shape, size = E.STATE_LAYOUT[name]
-        view = self.s[off:off + size]
-        return view.reshape(shape)
+        return E.field_view(self.s, name)
+
+    def refresh(self) -> None:
+        """Recompute the cached legal actions after editing fields directly (see ``scenario``)."""
+        self._n_legal = int(E.legal_mask(self.s, self.game.tables, self._mask))
 
     def legal_actions(self) -> list[int]:
         """Legal actions, ascending; empty once the game is over."""

@@ -604,13 +604,7 @@ def _check(s, T, X, out):
             total += v
             if v > 0:
                 kinds += 1
-        used = 0
-        for g in range(E.NG):
-            used += s[E.O_GOODS + x * E.NG + g]
-        for i in range(E.NCOL):
-            if s[E.O_COLONIST + x * E.NCOL + i] < 0:
-                used += 1
-        free = store - used
+        free = E.free_slots(s, T, x)
         if not (kinds >= 2 and 0 < free < total):
             k = _e(out, k, C_KEEP, x, total, kinds, free, 0)
     elif ph == E.PH_KEEP and x == -1:
@@ -627,8 +621,7 @@ def _aux(map_name: str) -> np.ndarray:
     X = np.zeros(AUX_SIZE, dtype=np.int32)
 
     def put(name, value):
-        off, shape, size = _AUX_LAYOUT[name]
-        X[off:off + size] = np.asarray(value, dtype=np.int32).reshape(-1)
+        E.put_field(X, _AUX_LAYOUT, name, value)
 
     put("players_ok", [int(n in m.players) for n in range(E.MAXP + 1)])
     put("num_cities", m.num_cities)
