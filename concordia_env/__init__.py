@@ -1,5 +1,13 @@
 """concordia_env: a fast, faithful rules engine and RL environment for Concordia (base game).
 
+PettingZoo AEC environment::
+
+    env = concordia_env.env(map_name="imperium", num_players=4)
+    env.reset(seed=0)
+    for agent in env.agent_iter():
+        obs, reward, terminated, truncated, info = env.last()
+        ...
+
 Core API (modelled on OpenSpiel)::
 
     import concordia_env
@@ -13,9 +21,10 @@ from .data import GOODS, MAP_NAMES
 from .engine import NUM_ACTIONS
 from .game import Game, get_game
 from .state import GOD_COLUMNS, GameState, IllegalActionError, new_game
+from .env import env, raw_env  # noqa: E402  (the function shadows the module name on purpose)
 
 __all__ = [
     "GOODS", "GOD_COLUMNS", "MAP_NAMES", "NUM_ACTIONS", "Game", "GameState",
-    "IllegalActionError", "get_game", "new_game",
+    "IllegalActionError", "env", "get_game", "new_game", "raw_env",
 ]
 __version__ = "0.1.0"

@@ -20,6 +20,8 @@ on this file, so a layout change always recompiles the kernel.
 
 from __future__ import annotations
 
+import zlib
+
 import numpy as np
 from numba import njit
 
@@ -126,6 +128,21 @@ def _offsets(fields):
 
 STATE_LAYOUT, STATE_SIZE = _offsets(STATE_FIELDS)
 TABLE_LAYOUT, TABLE_SIZE = _offsets(TABLE_FIELDS)
+
+# A fingerprint of the layouts. numba's on-disk cache is keyed on a function's
+# own source file only, so kernels in other modules that freeze these offsets
+# (encoding, validation) compare it with the value they were compiled with and
+# recompile when the engine's layout has changed under them.
+LAYOUT_STAMP = zlib.crc32(repr((STATE_FIELDS, TABLE_FIELDS, NUM_ACTIONS, PHASE_NAMES)).encode())
+
+
+def refresh_stale_kernels(compiled_stamp, *kernels) -> None:
+    """Recompile ``kernels`` if ``compiled_stamp()`` (an njit function returning
+    LAYOUT_STAMP, compiled in the kernels' module) comes from an older layout."""
+    if compiled_stamp() != LAYOUT_STAMP:
+        for k in (compiled_stamp, *kernels):
+            k.recompile()
+
 
 # Offsets as plain module globals: numba freezes them as compile-time constants.
 O_NPLAYERS = STATE_LAYOUT["num_players"][0]

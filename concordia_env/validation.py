@@ -613,6 +613,15 @@ def _check(s, T, X, out):
 
 
 
+@njit(cache=True)
+def _compiled_layout_stamp():
+    return LAYOUT_STAMP
+
+
+LAYOUT_STAMP = E.LAYOUT_STAMP
+E.refresh_stale_kernels(_compiled_layout_stamp, _check)
+
+
 # ------------------------------------------------------------- per-map tables
 @lru_cache(maxsize=None)
 def _aux(map_name: str) -> np.ndarray:

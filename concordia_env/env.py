@@ -1,0 +1,247 @@
+"""The PettingZoo AEC environment: ``concordia_env.env()`` (wrapped) and ``concordia_env.raw_env``.
+
+One agent per seat, ``player_0`` … ``player_{n-1}``, in turn order. The agent
+to act is whoever must decide in the core game: usually the player whose turn
+it is, but the owner of the goods when a storehouse overflows during someone
+else's turn (that choice appears as that agent's turn in ``agent_iter()``).
+
+Observations are ``{"observation": float32 vector, "action_mask": int8 vector}``
+(see :mod:`concordia_env.encoding` and ``observation_layout``); the mask is all
+zero for agents who are not deciding. Rewards are paid to every seat when the
+game ends, through the usual AEC accumulation (each seat sees its reward in
+``last()`` on its final, dead step).
+
+Rules-silent choice: a game that reaches ``max_turns`` card plays is truncated
+(all seats, reward 0) so an agent that never buys cards or builds cannot stall
+training forever; random play ends well before the default (its longest games
+on record are about 1,100 card plays).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium import logger, spaces
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from . import engine as E
+from .encoding import OBSERVATION_LAYOUT, OBSERVATION_SIZE, encode, map_id, observation_bounds
+from .game import check_setup_args, get_game
+from .render import state_to_text
+from .rewards import check_reward_mode, outcome_infos, seat_rewards
+from .state import GameState, IllegalActionError, new_game
+
+ILLEGAL_ACTION_MODES = ("raise", "terminate")
+RENDER_MODES = ("ansi", "rgb_array", "human")
+DEFAULT_MAX_TURNS = 2000
+ILLEGAL_REWARD = -1.0
+
+
+def check_max_turns(max_turns: int | None) -> int:
+    """``max_turns`` as an int (0 = no limit); ``ValueError`` unless None or a positive int."""
+    if max_turns is None:
+        return 0
+    if isinstance(max_turns, bool) or not isinstance(max_turns, (int, np.integer)) or max_turns < 1:
+        raise ValueError(f"max_turns must be a positive int or None (no limit); got {max_turns!r}")
+    return int(max_turns)
+
+
+def as_action(action: Any) -> Any:
+    """Plain int for int-like actions (Python/numpy ints, 0-d integer arrays); anything else unchanged,
+    so the core's check names it in its error."""
+    if isinstance(action, np.ndarray) and action.shape in ((), (1,)) and action.dtype.kind in "iu":
+        return int(action.reshape(()))
+    if isinstance(action, np.integer):
+        return int(action)
+    return action
+
+
+class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
+    """Concordia (base game) for 2–5 players on the Imperium or Italia map.
+
+    Args:
+        map_name: "imperium" (3–5 players) or "italia" (2–4 players).
+        num_players: seats in the game.
+        render_mode: None, "ansi" (text), "rgb_array" (picture) or "human" (matplotlib window).
+        intermediate_scoring: play with the intermediate-scoring variant.
+        reward: "win" (+1 winner, -1/(n-1) others), "rank" (+1 first .. -1 last) or
+            "vp" ((own VP - mean VP) / 50); paid at the end of the game.
+        illegal_action: "raise" raises :class:`IllegalActionError` (state unchanged);
+            "terminate" ends the game with -1 for the offender and 0 for the others.
+        max_turns: truncate the game after this many card plays (None: never).
+    """
+
+    metadata = {
+        "name": "concordia_v0",
+        "render_modes": list(RENDER_MODES),
+        "is_parallelizable": False,
+        "render_fps": 2,
+    }
+
+    def __init__(self, map_name: str = "imperium", num_players: int = 4, render_mode: str | None = None,
+                 intermediate_scoring: bool = False, reward: str = "win", illegal_action: str = "raise",
+                 max_turns: int | None = DEFAULT_MAX_TURNS) -> None:
+        super().__init__()
+        check_setup_args(map_name, num_players)
+        if render_mode is not None and render_mode not in RENDER_MODES:
+            raise ValueError(f"render_mode must be None or one of {', '.join(map(repr, RENDER_MODES))}; "
+                             f"got {render_mode!r}")
+        if illegal_action not in ILLEGAL_ACTION_MODES:
+            raise ValueError(f"illegal_action must be one of {', '.join(map(repr, ILLEGAL_ACTION_MODES))}; "
+                             f"got {illegal_action!r}")
+        if not isinstance(intermediate_scoring, (bool, np.bool_)):
+            raise ValueError(f"intermediate_scoring must be a bool; got {intermediate_scoring!r}")
+        self.map_name = map_name
+        self.num_players = int(num_players)
+        self.render_mode = render_mode
+        self.intermediate_scoring = bool(intermediate_scoring)
+        self.reward_mode = check_reward_mode(reward)
+        self.illegal_action = illegal_action
+        self.max_turns = check_max_turns(max_turns)
+        self.game = get_game(map_name)
+        self._map_id = map_id(map_name)
+
+        self.possible_agents = [f"player_{p}" for p in range(self.num_players)]
+        self._seat = {a: p for p, a in enumerate(self.possible_agents)}
+        low, high = observation_bounds(self.game.tables)
+        self.observation_spaces = {a: spaces.Dict({
+            "observation": spaces.Box(low, high, dtype=np.float32),
+            "action_mask": spaces.Box(0, 1, (E.NUM_ACTIONS,), dtype=np.int8),
+        }) for a in self.possible_agents}
+        self.action_spaces = {a: spaces.Discrete(E.NUM_ACTIONS) for a in self.possible_agents}
+        #: name -> slice of the flat ``observation`` vector (see :mod:`concordia_env.encoding`).
+        self.observation_layout: dict[str, slice] = dict(OBSERVATION_LAYOUT)
+        self.game_state: GameState | None = None
+        self._seed_rng = np.random.default_rng()
+        self._no_mask = np.zeros(E.NUM_ACTIONS, np.int8)
+        self._figure = None
+
+    # ------------------------------------------------------------ spaces
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[agent]
+
+    # ------------------------------------------------------------ protocol
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        """Start a new game. ``seed`` fixes it exactly (``new_game(..., seed=seed)``); without a
+        seed the game seed is drawn from a generator seeded by the last explicit seed, so a
+        seeded sequence of resets is reproducible. ``options`` is accepted and unused."""
+        if seed is not None:
+            if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+                raise ValueError(f"seed must be an int or None, got {seed!r}")
+            self._seed_rng = np.random.default_rng(int(seed) & (2**64 - 1))
+            game_seed = int(seed)
+        else:
+            game_seed = int(self._seed_rng.integers(0, 2**63 - 1))
+        self.game_seed = game_seed
+        self.game_state = new_game(self.map_name, self.num_players, seed=game_seed,
+                                   intermediate_scoring=self.intermediate_scoring)
+        self.agents = self.possible_agents[:]
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.infos = {a: {} for a in self.agents}
+        self.agent_selection = self.possible_agents[self.game_state.current_player]
+        if self.render_mode == "human":
+            self.render()
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        st = self.game_state
+        seat = self._seat[agent]
+        obs = np.empty(OBSERVATION_SIZE, np.float32)
+        encode(st.s, self.game.tables, self._map_id, seat, obs)
+        mask = st.legal_action_mask() if seat == st.current_player else self._no_mask.copy()
+        return {"observation": obs, "action_mask": mask}
+
+    def step(self, action: Any) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        st = self.game_state
+        self._cumulative_rewards[agent] = 0.0
+        action = as_action(action)
+        try:
+            st.apply(action)
+        except IllegalActionError as err:
+            if self.illegal_action == "raise":
+                raise
+            self._terminate_illegal(agent, err)
+            return
+        if st.is_terminal():
+            self._finish(seat_rewards(st, self.reward_mode), truncated=False)
+        elif self.max_turns and int(st.s[E.O_TURN]) >= self.max_turns:
+            self._finish(np.zeros(self.num_players), truncated=True)
+        else:
+            self.agent_selection = self.possible_agents[st.current_player]
+        if self.render_mode == "human":
+            self.render()
+
+    def _finish(self, rewards: np.ndarray, truncated: bool) -> None:
+        infos = outcome_infos(self.game_state, self.possible_agents)
+        for p, a in enumerate(self.possible_agents):
+            self.rewards[a] = float(rewards[p])
+            self.infos[a] = infos[p]
+            if truncated:
+                self.truncations[a] = True
+            else:
+                self.terminations[a] = True
+        self._accumulate_rewards()
+
+    def _terminate_illegal(self, agent: str, err: IllegalActionError) -> None:
+        """Mirror PettingZoo's TerminateIllegalWrapper: offender -1, others 0, game over."""
+        logger.warn(f"illegal action by {agent}, game terminated: {err}")
+        for a in self.agents:
+            self.rewards[a] = ILLEGAL_REWARD if a == agent else 0.0
+            self.terminations[a] = True
+        self.infos[agent] = {"illegal_action": err.action, "error": str(err)}
+        self._accumulate_rewards()
+
+    # ------------------------------------------------------------ display
+    def render(self) -> str | np.ndarray | None:
+        if self.render_mode is None:
+            logger.warn("render() called without a render_mode; pass render_mode='ansi', 'rgb_array' or 'human'.")
+            return None
+        if self.game_state is None:
+            raise RuntimeError("call reset() before render()")
+        if self.render_mode == "ansi":
+            return state_to_text(self.game_state)
+        if self.render_mode == "rgb_array":
+            from .picture import render_rgb
+
+            return render_rgb(self.game_state)
+        self._render_human()
+        return None
+
+    def _render_human(self) -> None:
+        import matplotlib.pyplot as plt
+
+        from .picture import FIGSIZE, draw_state
+
+        if self._figure is None or not plt.fignum_exists(self._figure.number):
+            self._figure = plt.figure(figsize=FIGSIZE)
+        self._figure.clear()
+        draw_state(self.game_state, self._figure)
+        if plt.get_backend().lower() != "agg":  # a screen exists: show the frame
+            plt.pause(1.0 / self.metadata["render_fps"])
+
+    def close(self) -> None:
+        if self._figure is not None:
+            import matplotlib.pyplot as plt
+
+            plt.close(self._figure)
+            self._figure = None
+
+
+def env(**kwargs: Any) -> AECEnv:
+    """The environment wrapped like PettingZoo's classic games (order enforcement).
+
+    Keyword arguments are those of :class:`raw_env`. PettingZoo's
+    AssertOutOfBoundsWrapper is left out on purpose: the env itself answers an
+    out-of-range action with an :class:`IllegalActionError` naming it."""
+    return wrappers.OrderEnforcingWrapper(raw_env(**kwargs))
