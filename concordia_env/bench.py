@@ -1,4 +1,4 @@
-"""Speed benchmarks: ``python -m concordia_env.bench core``.
+"""Speed benchmarks: ``python -m concordia_env.bench core`` and ``python -m concordia_env.bench env``.
 
 ``core`` plays whole games of uniformly random legal play through the public
 Python API (``legal_actions()`` + ``apply()`` every decision, single process)
@@ -6,16 +6,27 @@ for every map and player count and prints decisions/s and games/s, each the
 median of several runs. It also prints the compiled kernel's own speed
 (``engine.random_playout``, no Python per decision) as an upper bound for
 search rollouts.
+
+``env`` plays random legal games through the wrapped PettingZoo AEC env the
+way a training loop does (``agent_iter()``, ``last()`` building the observation
+and mask every step, ``step()``), then PettingZoo's ``connect_four_v3`` with
+the same loop in the same run, and prints both and their ratio. It then times
+the batched env (:class:`concordia_env.vector.ConcordiaVecEnv`) for several
+``num_envs``, choosing random legal actions with numpy each step (that cost
+is included).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import random
 import statistics
 import sys
 import time
+
+import numpy as np
 
 from . import engine as E
 from .data import MAP_NAMES, load_map
@@ -35,8 +46,6 @@ def machine_description() -> str:
                     break
     except OSError:
         pass
-    import os
-
     return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, {platform.system()}"
 
 
@@ -94,6 +103,71 @@ def bench_core(games: int, repeats: int, seed: int, out=sys.stdout) -> list[dict
     return rows
 
 
+def aec_steps_per_second(make_env, seconds: float, seed: int) -> float:
+    """Steps/s of random legal play through an AEC env, observation and mask built every step."""
+    env = make_env()
+    rng = random.Random(seed)
+    steps, games = 0, 0
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds or games == 0:
+        env.reset(seed=seed + games)
+        for agent in env.agent_iter():
+            obs, reward, terminated, truncated, info = env.last()
+            if terminated or truncated:
+                env.step(None)
+                continue
+            legal = obs["action_mask"].nonzero()[0]
+            env.step(int(legal[rng.randrange(len(legal))]))
+            steps += 1
+        games += 1
+    return steps / (time.perf_counter() - start)
+
+
+def vector_steps_per_second(num_envs: int, map_name: str, players: int, seconds: float, seed: int) -> float:
+    """Game steps/s of the batched env (num_envs games per call), random legal actions via numpy."""
+    from .vector import ConcordiaVecEnv
+
+    vec = ConcordiaVecEnv(num_envs, map_name, players, seed=seed)
+    rng = np.random.default_rng(seed)
+    masks = vec.masks
+    steps = 0
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        actions = (rng.random(masks.shape) * masks).argmax(axis=1)
+        _, masks, _, _, _ = vec.step(actions)
+        steps += num_envs
+    return steps / (time.perf_counter() - start)
+
+
+def bench_env(seconds: float, repeats: int, map_name: str, players: int, batch_sizes: list[int], seed: int,
+              out=sys.stdout) -> dict:
+    """Run the env benchmark and print it; returns the figures."""
+    os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")  # connect_four imports pygame, which greets
+    from pettingzoo.classic import connect_four_v3
+
+    from .env import env as concordia_env
+
+    def ours():
+        return concordia_env(map_name=map_name, num_players=players)
+
+    aec_steps_per_second(ours, 0.2, seed)  # warm up (compile or load the kernels)
+    vector_steps_per_second(4, map_name, players, 0.2, seed)
+    print(f"machine: {machine_description()}", file=out)
+    print(f"random legal play, {seconds:g} s x {repeats} runs per figure, median shown\n", file=out)
+    conc = statistics.median(aec_steps_per_second(ours, seconds, seed + r) for r in range(repeats))
+    c4 = statistics.median(aec_steps_per_second(connect_four_v3.env, seconds, seed + r) for r in range(repeats))
+    print(f"AEC env ({map_name}, {players} players), obs + mask every step: {conc:>10,.0f} steps/s", file=out)
+    print(f"PettingZoo connect_four_v3, same loop:              {c4:>10,.0f} steps/s", file=out)
+    print(f"ratio concordia / connect_four:                     {conc / c4:>10.2f}\n", file=out)
+    rows = {}
+    print(f"batched env ({map_name}, {players} players)   num_envs   steps/s", file=out)
+    for n in batch_sizes:
+        rows[n] = statistics.median(vector_steps_per_second(n, map_name, players, seconds, seed + r)
+                                    for r in range(repeats))
+        print(f"{'':<34}{n:>8} {rows[n]:>10,.0f}", file=out, flush=True)
+    return {"aec_steps_per_s": conc, "connect_four_steps_per_s": c4, "ratio": conc / c4, "batched": rows}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m concordia_env.bench", description="Speed benchmarks.")
     sub = parser.add_subparsers(dest="what", required=True)
@@ -101,10 +175,31 @@ def main(argv: list[str] | None = None) -> int:
     core.add_argument("--games", type=int, default=40, help="games per run (default 40)")
     core.add_argument("--repeats", type=int, default=5, help="runs per row; the median is shown (default 5)")
     core.add_argument("--seed", type=int, default=0)
+    env = sub.add_parser("env", help="PettingZoo AEC env vs connect_four_v3, and the batched env")
+    env.add_argument("--seconds", type=float, default=3.0, help="seconds per run (default 3)")
+    env.add_argument("--repeats", type=int, default=3, help="runs per figure; the median is shown (default 3)")
+    env.add_argument("--map", default="imperium", choices=MAP_NAMES)
+    env.add_argument("--players", type=int, default=4)
+    env.add_argument("--num-envs", default="1,16,64,256,1024",
+                     help="comma-separated batch sizes for the batched env (default 1,16,64,256,1024)")
+    env.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
-    if args.games < 1 or args.repeats < 1:
-        parser.error("--games and --repeats must be at least 1")
-    bench_core(args.games, args.repeats, args.seed)
+    if args.repeats < 1:
+        parser.error("--repeats must be at least 1")
+    if args.what == "core":
+        if args.games < 1:
+            parser.error("--games must be at least 1")
+        bench_core(args.games, args.repeats, args.seed)
+        return 0
+    if args.players not in load_map(args.map).players:
+        parser.error(f"--players: the {args.map} map is for {load_map(args.map).players} players")
+    try:
+        sizes = [int(x) for x in args.num_envs.split(",")]
+    except ValueError:
+        parser.error(f"--num-envs must be comma-separated integers; got {args.num_envs!r}")
+    if args.seconds <= 0 or any(n < 1 for n in sizes):
+        parser.error("--seconds and every --num-envs value must be positive")
+    bench_env(args.seconds, args.repeats, args.map, args.players, sizes, args.seed)
     return 0
 
 

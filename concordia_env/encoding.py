@@ -55,7 +55,7 @@ OBSERVATION_FIELDS: tuple[tuple[str, tuple[int, ...], float], ...] = (
     ("goods", (P, E.NG), 12),
     ("storehouse_colonists", (P, 2), 3),  # land / sea colonists not on the board
     ("houses_left", (P,), 15),
-    ("hand", (P, E.NT), _INF),  # cards in hand, per card type (bound set below)
+    ("hand", (P, E.NT), _INF),  # cards in hand, per card type (bound: copies of the type)
     ("discard", (P, E.NT), _INF),  # cards in the discard pile, per card type
     ("top_card", (P, E.NT), 1),  # one-hot visible top card of the discard pile
     ("victory_points", (P, E.NGODS), _INF),  # final-scoring VP now: Vesta..Minerva, Concordia
@@ -72,7 +72,7 @@ OBSERVATION_FIELDS: tuple[tuple[str, tuple[int, ...], float], ...] = (
     ("active_seat", (P,), 1),  # whose turn it is
     ("phase", (len(E.PHASE_NAMES),), 1),  # one-hot decision phase, engine.PHASE_NAMES order
     ("action_kind", (E.NK,), 1),  # one-hot action being carried out (any phase but 'play a card')
-    ("move_points", (1,), 15),  # Architectus: movement points left
+    ("move_points", (1,), E.NCOL),  # Architectus: movement points left
     ("house_built", (1,), 1),  # Architectus: has built (no more moving)
     ("goods_sold", (E.NG,), 1),  # Mercator: kinds sold
     ("goods_bought", (E.NG,), 1),  # Mercator: kinds bought

@@ -14,6 +14,18 @@ def _colonist_place(state, loc: int) -> str:
     return state.game.route_name(loc - E.NC)
 
 
+def display_price(game, position: int, card_id: int) -> str:
+    """The Senator's price of the card at display ``position`` (0-based): card cost plus the
+    position's extra goods, e.g. "1 brick + 1 cloth + 1 any"."""
+    T = game.tables
+    cost = (T[E.T_CARD_COST + card_id * E.NG:E.T_CARD_COST + (card_id + 1) * E.NG]
+            + T[E.T_DISPLAY_FIXED + position * E.NG:E.T_DISPLAY_FIXED + (position + 1) * E.NG])
+    parts = [f"{int(v)} {GOODS[k]}" for k, v in enumerate(cost) if v]
+    if T[E.T_DISPLAY_ANY + position]:
+        parts.append(f"{int(T[E.T_DISPLAY_ANY + position])} any")
+    return " + ".join(parts) or "free"
+
+
 def state_to_text(state) -> str:
     """A readable multi-line description: board by province, players, display, scores."""
     g, m = state.game, state.game.map
@@ -49,10 +61,9 @@ def state_to_text(state) -> str:
                      f"houses left {int(state.field('houses_left')[p])}; VP now {int(breakdown[p].sum())}")
         lines.append(f"    hand: {held}; discard top: {names[top] if top >= 0 else '-'}")
         lines.append(f"    colonists: {cols}")
-    disp = []
+    left = int(state.field("deck_len")) - int(state.field("deck_pos"))
+    lines.append(f"Display ({left} cards in the deck):")
     for j, cid in enumerate(state.field("display")):
         if cid >= 0:
-            disp.append(f"{j + 1}:{names[int(g.tables[E.T_CARD_TYPE + cid])]}")
-    left = int(state.field("deck_len")) - int(state.field("deck_pos"))
-    lines.append(f"Display: {' '.join(disp) or 'empty'}; {left} cards in the deck")
+            lines.append(f"    {j + 1}: {names[int(g.tables[E.T_CARD_TYPE + cid])]:<19} price {display_price(g, j, int(cid))}")
     return "\n".join(lines)

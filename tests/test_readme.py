@@ -43,3 +43,15 @@ def test_main_job_rejects_bad_player_count():
                          capture_output=True, text=True, timeout=300)
     assert res.returncode != 0
     assert "allowed" in res.stderr
+
+
+def test_readme_observation_table_matches_the_code():
+    from concordia_env.encoding import OBSERVATION_FIELDS, OBSERVATION_LAYOUT
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| `(\w+)` \| ([\d×]+) \| (\d+)–(\d+) \|", text, flags=re.M)
+    assert [r[0] for r in rows] == [name for name, _, _ in OBSERVATION_FIELDS]
+    for name, shape, start, stop in rows:
+        _, want_shape, _ = next(f for f in OBSERVATION_FIELDS if f[0] == name)
+        assert tuple(int(x) for x in shape.split("×")) == want_shape, name
+        assert OBSERVATION_LAYOUT[name] == slice(int(start), int(stop) + 1), name

@@ -1,0 +1,35 @@
+"""The benchmark scripts run and print their figures (smoke tests; speed itself is never asserted)."""
+
+import io
+
+import pytest
+
+from concordia_env import bench
+
+
+def test_env_benchmark_prints_both_envs_their_ratio_and_batched_rows():
+    out = io.StringIO()
+    figures = bench.bench_env(0.05, 1, "italia", 2, [1, 8], seed=0, out=out)
+    text = out.getvalue()
+    assert "connect_four_v3" in text and "ratio" in text and "machine:" in text
+    assert figures["aec_steps_per_s"] > 0 and figures["connect_four_steps_per_s"] > 0
+    assert figures["ratio"] == pytest.approx(figures["aec_steps_per_s"] / figures["connect_four_steps_per_s"])
+    assert set(figures["batched"]) == {1, 8}
+
+
+def test_core_benchmark_prints_every_combination():
+    out = io.StringIO()
+    rows = bench.bench_core(1, 1, seed=0, out=out)
+    assert len(rows) == len(bench.COMBOS)
+    assert all(r["api_decisions_per_s"] > 0 for r in rows)
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["env", "--players", "6"], "players"),
+    (["env", "--num-envs", "a,b"], "num-envs"),
+    (["env", "--repeats", "0"], "repeats"),
+])
+def test_bench_cli_rejects_bad_arguments(argv, needle, capsys):
+    with pytest.raises(SystemExit):
+        bench.main(argv)
+    assert needle in capsys.readouterr().err
