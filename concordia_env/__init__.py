@@ -25,6 +25,20 @@ from .env import env, raw_env  # noqa: E402  (the function shadows the module na
 
 __all__ = [
     "GOODS", "GOD_COLUMNS", "MAP_NAMES", "NUM_ACTIONS", "Game", "GameState",
-    "IllegalActionError", "env", "get_game", "new_game", "raw_env",
+    "ENV_ID", "IllegalActionError", "env", "get_game", "new_game", "raw_env",
 ]
 __version__ = "0.1.0"
+
+ENV_ID = "concordia/concordia_v0"
+
+
+def _register() -> None:
+    """Make the env available as ``pettingzoo.make("aec", "concordia/concordia_v0", **kwargs)``
+    (PettingZoo >= 1.27 has a registry; older versions don't, and need nothing)."""
+    import pettingzoo
+
+    if hasattr(pettingzoo, "register") and ENV_ID not in getattr(pettingzoo, "aec_registry", {}):
+        pettingzoo.register("aec", ENV_ID, entry_point="concordia_env.env:env")
+
+
+_register()

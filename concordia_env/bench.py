@@ -139,12 +139,23 @@ def vector_steps_per_second(num_envs: int, map_name: str, players: int, seconds:
     return steps / (time.perf_counter() - start)
 
 
+def _connect_four():
+    """PettingZoo's connect_four_v3 constructor: from the registry where there is one (PettingZoo
+    >= 1.27 deprecates importing env modules directly), else by import."""
+    os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")  # connect_four imports pygame, which greets
+    import pettingzoo
+
+    if hasattr(pettingzoo, "make"):
+        return lambda: pettingzoo.make("aec", "classic/connect_four_v3")
+    from pettingzoo.classic import connect_four_v3
+
+    return connect_four_v3.env
+
+
 def bench_env(seconds: float, repeats: int, map_name: str, players: int, batch_sizes: list[int], seed: int,
               out=sys.stdout) -> dict:
     """Run the env benchmark and print it; returns the figures."""
-    os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")  # connect_four imports pygame, which greets
-    from pettingzoo.classic import connect_four_v3
-
+    connect_four = _connect_four()
     from .env import env as concordia_env
 
     def ours():
@@ -155,7 +166,7 @@ def bench_env(seconds: float, repeats: int, map_name: str, players: int, batch_s
     print(f"machine: {machine_description()}", file=out)
     print(f"random legal play, {seconds:g} s x {repeats} runs per figure, median shown\n", file=out)
     conc = statistics.median(aec_steps_per_second(ours, seconds, seed + r) for r in range(repeats))
-    c4 = statistics.median(aec_steps_per_second(connect_four_v3.env, seconds, seed + r) for r in range(repeats))
+    c4 = statistics.median(aec_steps_per_second(connect_four, seconds, seed + r) for r in range(repeats))
     print(f"AEC env ({map_name}, {players} players), obs + mask every step: {conc:>10,.0f} steps/s", file=out)
     print(f"PettingZoo connect_four_v3, same loop:              {c4:>10,.0f} steps/s", file=out)
     print(f"ratio concordia / connect_four:                     {conc / c4:>10.2f}\n", file=out)

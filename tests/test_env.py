@@ -375,3 +375,13 @@ def test_observation_bounds_hold_for_display_prices_and_card_counts():
         fixed = T[E.T_DISPLAY_FIXED:E.T_DISPLAY_FIXED + E.NDISP * E.NG].reshape(E.NDISP, E.NG)
         assert (card_cost.max(axis=0)[None, :] + fixed).max() <= high[OBSERVATION_LAYOUT["display_price"]].min()
         assert (low == 0).all()
+
+
+def test_registered_with_pettingzoo():
+    import pettingzoo
+
+    if not hasattr(pettingzoo, "make"):
+        pytest.fail("PettingZoo without a registry; the package requires one that has it")
+    env = pettingzoo.make("aec", ce.ENV_ID, map_name="italia", num_players=2)
+    env.reset(seed=1)
+    assert isinstance(env.unwrapped, ce.raw_env) and env.unwrapped.game_state == ce.new_game("italia", 2, seed=1)
