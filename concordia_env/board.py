@@ -149,3 +149,12 @@ def deck_card_ids(comp: Components) -> dict[str, list[int]]:
         out[name] = list(range(k, k + len(deck)))
         k += len(deck)
     return out
+
+
+def display_price(tables: np.ndarray, position: int, card_id: int) -> tuple[np.ndarray, int]:
+    """A Senator's price of card ``card_id`` at display ``position`` (0-based): the goods vector
+    (card cost plus the position's fixed extras) and the number of goods of any kind ('?')."""
+    ng, T = E.NG, tables
+    goods = (T[E.T_CARD_COST + card_id * ng:E.T_CARD_COST + (card_id + 1) * ng]
+             + T[E.T_DISPLAY_FIXED + position * ng:E.T_DISPLAY_FIXED + (position + 1) * ng])
+    return goods, int(T[E.T_DISPLAY_ANY + position])

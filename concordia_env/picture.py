@@ -27,6 +27,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import FancyBboxPatch, Rectangle
 
 from . import engine as E
+from .board import display_price
 from .data import GOODS
 
 PLAYER_COLOURS: tuple[str, ...] = ("#e41a1c", "#1f5fd6", "#1a9e3a", "#ff8c00", "#9b30c8")
@@ -179,10 +180,8 @@ def _province_labels(game, geo: _Geometry, pt: float, xlim, ylim) -> list[tuple[
 
 def _card_price(state, j: int, cid: int) -> tuple[list[int], int]:
     """Goods (one good index per unit) and the number of '?' to buy display position ``j``."""
-    T = state.game.tables
-    cost = T[E.T_CARD_COST + cid * E.NG: E.T_CARD_COST + (cid + 1) * E.NG] \
-        + T[E.T_DISPLAY_FIXED + j * E.NG: E.T_DISPLAY_FIXED + (j + 1) * E.NG]
-    return [k for k in range(E.NG) for _ in range(int(cost[k]))], int(T[E.T_DISPLAY_ANY + j])
+    cost, n_any = display_price(state.game.tables, j, cid)
+    return [k for k in range(E.NG) for _ in range(int(cost[k]))], n_any
 
 
 def _title(state) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from . import board
 from . import engine as E
 from .data import GOODS
 
@@ -14,15 +15,13 @@ def _colonist_place(state, loc: int) -> str:
     return state.game.route_name(loc - E.NC)
 
 
-def display_price(game, position: int, card_id: int) -> str:
+def price_text(game, position: int, card_id: int) -> str:
     """The Senator's price of the card at display ``position`` (0-based): card cost plus the
     position's extra goods, e.g. "1 brick + 1 cloth + 1 any"."""
-    T = game.tables
-    cost = (T[E.T_CARD_COST + card_id * E.NG:E.T_CARD_COST + (card_id + 1) * E.NG]
-            + T[E.T_DISPLAY_FIXED + position * E.NG:E.T_DISPLAY_FIXED + (position + 1) * E.NG])
+    cost, n_any = board.display_price(game.tables, position, card_id)
     parts = [f"{int(v)} {GOODS[k]}" for k, v in enumerate(cost) if v]
-    if T[E.T_DISPLAY_ANY + position]:
-        parts.append(f"{int(T[E.T_DISPLAY_ANY + position])} any")
+    if n_any:
+        parts.append(f"{n_any} any")
     return " + ".join(parts) or "free"
 
 
@@ -65,5 +64,5 @@ def state_to_text(state) -> str:
     lines.append(f"Display ({left} cards in the deck):")
     for j, cid in enumerate(state.field("display")):
         if cid >= 0:
-            lines.append(f"    {j + 1}: {names[int(g.tables[E.T_CARD_TYPE + cid])]:<19} price {display_price(g, j, int(cid))}")
+            lines.append(f"    {j + 1}: {names[int(g.tables[E.T_CARD_TYPE + cid])]:<19} price {price_text(g, j, int(cid))}")
     return "\n".join(lines)
