@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 from gymnasium import logger, spaces
+from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
@@ -58,7 +59,7 @@ def as_action(action: Any) -> Any:
     return action
 
 
-class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
+class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's naming convention)
     """Concordia (base game) for 2–5 players on the Imperium or Italia map.
 
     Args:
@@ -71,6 +72,10 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         illegal_action: "raise" raises :class:`IllegalActionError` (state unchanged);
             "terminate" ends the game with -1 for the offender and 0 for the others.
         max_turns: truncate the game after this many card plays (None: never).
+
+    Pickling (``EzPickle``, as PettingZoo's classic games) re-creates the env
+    from its constructor arguments, e.g. for subprocess vector envs; the game
+    in progress is not carried over (use ``game_state.to_json()`` for that).
     """
 
     metadata = {
@@ -83,7 +88,10 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
     def __init__(self, map_name: str = "imperium", num_players: int = 4, render_mode: str | None = None,
                  intermediate_scoring: bool = False, reward: str = "win", illegal_action: str = "raise",
                  max_turns: int | None = DEFAULT_MAX_TURNS) -> None:
-        super().__init__()
+        AECEnv.__init__(self)
+        EzPickle.__init__(self, map_name=map_name, num_players=num_players, render_mode=render_mode,
+                          intermediate_scoring=intermediate_scoring, reward=reward,
+                          illegal_action=illegal_action, max_turns=max_turns)
         check_setup_args(map_name, num_players)
         if render_mode is not None and render_mode not in RENDER_MODES:
             raise ValueError(f"render_mode must be None or one of {', '.join(map(repr, RENDER_MODES))}; "

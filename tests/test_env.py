@@ -385,3 +385,13 @@ def test_registered_with_pettingzoo():
     env = pettingzoo.make("aec", ce.ENV_ID, map_name="italia", num_players=2)
     env.reset(seed=1)
     assert isinstance(env.unwrapped, ce.raw_env) and env.unwrapped.game_state == ce.new_game("italia", 2, seed=1)
+
+
+def test_pickle_recreates_the_env_from_its_arguments():
+    import pickle
+
+    env = ce.raw_env(map_name="italia", num_players=3, reward="rank", max_turns=50)
+    copy = pickle.loads(pickle.dumps(env))
+    assert (copy.map_name, copy.num_players, copy.reward_mode, copy.max_turns) == ("italia", 3, "rank", 50)
+    copy.reset(seed=2)
+    assert copy.game_state == ce.new_game("italia", 3, seed=2)
