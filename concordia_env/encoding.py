@@ -61,6 +61,7 @@ OBSERVATION_FIELDS: tuple[tuple[str, tuple[int, ...], float], ...] = (
     ("victory_points", (P, E.NGODS), _INF),  # final-scoring VP now: Vesta..Minerva, Concordia
     ("incoming_goods", (P, E.NG), _INF),  # goods produced but not yet stored (overflow choice)
     ("intermediate_scored", (P,), 1),  # already scored in this intermediate-scoring round
+    ("intermediate_score", (P,), _INF),  # VP counted at that scoring (paid out when all are scored)
     # -- cards
     ("display_card", (E.NDISP, E.NT), 1),  # one-hot card type at display position j
     ("display_price", (E.NDISP, E.NG), _INF),  # goods price at j for a Senator (card + position)
@@ -108,7 +109,7 @@ X_ROUTE, X_MARKER, X_MARKER_SIDE = _o("route_colonist"), _o("marker_good"), _o("
 X_PRESENT, X_START, X_PM, X_CONC = _o("seat_present"), _o("start_player"), _o("praefectus_magnus"), _o("concordia_card")
 X_COINS, X_GOODS, X_STORE_COL, X_HOUSES_LEFT = _o("coins"), _o("goods"), _o("storehouse_colonists"), _o("houses_left")
 X_HAND, X_DISCARD, X_TOP, X_VP = _o("hand"), _o("discard"), _o("top_card"), _o("victory_points")
-X_INCOMING, X_INTER_DONE = _o("incoming_goods"), _o("intermediate_scored")
+X_INCOMING, X_INTER_DONE, X_INTER_SCORE = _o("incoming_goods"), _o("intermediate_scored"), _o("intermediate_score")
 X_DISP, X_DISP_PRICE, X_DISP_ANY = _o("display_card"), _o("display_price"), _o("display_price_any")
 X_DECK_SIZE, X_DECK_CARDS = _o("deck_size"), _o("deck_cards")
 X_DECIDING, X_ACTIVE, X_PHASE, X_KIND = _o("deciding_seat"), _o("active_seat"), _o("phase"), _o("action_kind")
@@ -123,6 +124,7 @@ O_NCITIES, O_NPROV, O_CITY_GOOD, O_MARKER_GOOD = E.O_NCITIES, E.O_NPROV, E.O_CIT
 O_MARKER_ACTIVE, O_HOUSES, O_COLONIST, O_START = E.O_MARKER_ACTIVE, E.O_HOUSES, E.O_COLONIST, E.O_START
 O_PM, O_CONCORDIA, O_COINS, O_HOUSES_LEFT = E.O_PM, E.O_CONCORDIA, E.O_COINS, E.O_HOUSES_LEFT
 O_INTER_DONE, O_GOODS, O_INCOMING, O_HAND = E.O_INTER_DONE, E.O_GOODS, E.O_INCOMING, E.O_HAND
+O_INTER_SCORE = E.O_INTER_SCORE
 O_DISCARD, O_TOP, O_DISPLAY, O_DECK_LEN = E.O_DISCARD, E.O_TOP, E.O_DISPLAY, E.O_DECK_LEN
 O_DECK_POS, O_DECK, O_CURRENT, O_ACTIVE = E.O_DECK_POS, E.O_DECK, E.O_CURRENT, E.O_ACTIVE
 O_KIND, O_POINTS, O_BUILT, O_SOLD, O_BOUGHT = E.O_KIND, E.O_POINTS, E.O_BUILT, E.O_SOLD, E.O_BOUGHT
@@ -187,6 +189,7 @@ def encode(s, T, map_id, observer, out):
         out[X_COINS + k] = s[O_COINS + p]
         out[X_HOUSES_LEFT + k] = s[O_HOUSES_LEFT + p]
         out[X_INTER_DONE + k] = s[O_INTER_DONE + p]
+        out[X_INTER_SCORE + k] = s[O_INTER_SCORE + p]
         for g in range(E.NG):
             out[X_GOODS + k * E.NG + g] = s[O_GOODS + p * E.NG + g]
             out[X_INCOMING + k * E.NG + g] = s[O_INCOMING + p * E.NG + g]
@@ -245,12 +248,13 @@ def encode_batch(S, T, map_id, observers, out):
 
 
 @njit(cache=True)
-def _compiled_layout_stamp():
-    return LAYOUT_STAMP
+def _compiled_kernel_stamp():
+    return KERNEL_STAMP
 
 
-LAYOUT_STAMP = E.LAYOUT_STAMP
-E.refresh_stale_kernels(_compiled_layout_stamp, encode, encode_batch)
+#: engine + encoder sources: kernels elsewhere that call the encoder compile in this one
+KERNEL_STAMP = E.source_stamp(__file__, E.KERNEL_STAMP)
+E.refresh_stale_kernels(_compiled_kernel_stamp, KERNEL_STAMP, encode, encode_batch)
 
 
 def map_id(map_name: str) -> int:

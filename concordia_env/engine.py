@@ -129,17 +129,24 @@ def _offsets(fields):
 STATE_LAYOUT, STATE_SIZE = _offsets(STATE_FIELDS)
 TABLE_LAYOUT, TABLE_SIZE = _offsets(TABLE_FIELDS)
 
-# A fingerprint of the layouts. numba's on-disk cache is keyed on a function's
-# own source file only, so kernels in other modules that freeze these offsets
-# (encoding, validation) compare it with the value they were compiled with and
-# recompile when the engine's layout has changed under them.
-LAYOUT_STAMP = zlib.crc32(repr((STATE_FIELDS, TABLE_FIELDS, NUM_ACTIONS, PHASE_NAMES)).encode())
+def source_stamp(path: str, base: int = 0) -> int:
+    """CRC-32 of a source file, combined with ``base`` (the stamp of what that file builds on)."""
+    with open(path, "rb") as f:
+        return zlib.crc32(f.read(), base)
 
 
-def refresh_stale_kernels(compiled_stamp, *kernels) -> None:
-    """Recompile ``kernels`` if ``compiled_stamp()`` (an njit function returning
-    LAYOUT_STAMP, compiled in the kernels' module) comes from an older layout."""
-    if compiled_stamp() != LAYOUT_STAMP:
+# numba's on-disk cache is keyed on a function's own source file only, but a
+# cached kernel carries compiled copies of every kernel it calls and every
+# offset it reads. Kernels in other modules (encoding, validation, vector)
+# therefore compile in this stamp of the engine's source and recompile when it
+# no longer matches, so an engine change never leaves them running old code.
+KERNEL_STAMP = source_stamp(__file__)
+
+
+def refresh_stale_kernels(compiled_stamp, expected: int, *kernels) -> None:
+    """Recompile ``kernels`` (and ``compiled_stamp``) if ``compiled_stamp()``, an njit function
+    of their module returning its stamp as compiled, no longer returns ``expected``."""
+    if compiled_stamp() != expected:
         for k in (compiled_stamp, *kernels):
             k.recompile()
 

@@ -614,12 +614,12 @@ def _check(s, T, X, out):
 
 
 @njit(cache=True)
-def _compiled_layout_stamp():
-    return LAYOUT_STAMP
+def _compiled_kernel_stamp():
+    return KERNEL_STAMP
 
 
-LAYOUT_STAMP = E.LAYOUT_STAMP
-E.refresh_stale_kernels(_compiled_layout_stamp, _check)
+KERNEL_STAMP = E.KERNEL_STAMP
+E.refresh_stale_kernels(_compiled_kernel_stamp, KERNEL_STAMP, _check)
 
 
 # ------------------------------------------------------------- per-map tables

@@ -36,6 +36,7 @@ import numpy as np
 from numba import njit
 
 from . import engine as E
+from . import encoding
 from .encoding import OBSERVATION_SIZE, encode, map_id
 from .env import DEFAULT_MAX_TURNS, check_max_turns
 from .game import check_setup_args, get_game, initial_state
@@ -58,6 +59,15 @@ def _step_batch(S, T, M, actions, map_id, max_turns, obs, current, ended):
             ended[i] = 0
             current[i] = S[i, E.O_CURRENT]
             encode(S[i], T, map_id, current[i], obs[i])
+
+
+@njit(cache=True)
+def _compiled_kernel_stamp():
+    return KERNEL_STAMP
+
+
+KERNEL_STAMP = encoding.KERNEL_STAMP  # covers the engine's source too
+E.refresh_stale_kernels(_compiled_kernel_stamp, KERNEL_STAMP, _step_batch)
 
 
 class ConcordiaVecEnv:

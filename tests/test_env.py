@@ -296,6 +296,7 @@ def reference_observation(st, observer: int) -> dict[str, np.ndarray]:
         out["victory_points"][k] = breakdown[p]
         out["incoming_goods"][k] = f("incoming")[p]
         out["intermediate_scored"][k] = f("inter_done")[p]
+        out["intermediate_score"][k] = f("inter_score")[p]
     for j, cid in enumerate(f("display")):
         if cid >= 0:
             out["display_card"][j, T[E.T_CARD_TYPE + cid]] = 1
