@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import random
+import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as hs
 from pettingzoo.test import api_test, seed_test
 
 import concordia_env as ce
@@ -396,3 +399,44 @@ def test_pickle_recreates_the_env_from_its_arguments():
     assert (copy.map_name, copy.num_players, copy.reward_mode, copy.max_turns) == ("italia", 3, "rank", 50)
     copy.reset(seed=2)
     assert copy.game_state == ce.new_game("italia", 3, seed=2)
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(seed=hs.integers(0, 2**31), combo=hs.sampled_from(COMBOS), p_illegal=hs.sampled_from([0.0, 0.002, 0.05]),
+       mode=hs.sampled_from(["win", "rank", "vp"]))
+def test_env_never_breaks_a_rule_whatever_it_is_sent(seed, combo, p_illegal, mode):
+    """Any action id, legal or not, in "terminate" mode: a legal one moves the game on, an
+    illegal one ends it with -1 for the sender only; the game never breaks an invariant."""
+    from concordia_env.validation import check_invariants
+
+    map_name, n = combo
+    env = ce.env(map_name=map_name, num_players=n, reward=mode, illegal_action="terminate")
+    env.reset(seed=seed)
+    rng = random.Random(seed)
+    sent_illegal = None
+    final = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for steps, agent in enumerate(env.agent_iter()):
+            obs, reward, term, trunc, info = env.last()
+            if term or trunc:
+                final[agent] = reward
+                env.step(None)
+                continue
+            if rng.random() < p_illegal:
+                a = rng.randrange(-3, E.NUM_ACTIONS + 3)
+                if 0 <= a < E.NUM_ACTIONS and obs["action_mask"][a]:
+                    env.step(a)
+                else:
+                    sent_illegal = agent
+                    env.step(a)
+            else:
+                legal = np.flatnonzero(obs["action_mask"])
+                env.step(int(legal[rng.randrange(len(legal))]))
+            if steps % 50 == 0 or sent_illegal:
+                assert check_invariants(env.unwrapped.game_state) == [], (map_name, n, seed, steps)
+    assert sorted(final) == sorted(env.possible_agents)
+    if sent_illegal is not None:
+        assert final[sent_illegal] == -1.0 and all(r == 0.0 for a, r in final.items() if a != sent_illegal)
+    else:
+        assert abs(sum(final.values())) < 1e-9
