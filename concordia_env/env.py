@@ -232,7 +232,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's naming convention)
         from .picture import FIGSIZE, draw_state
 
         if self._figure is None or not plt.fignum_exists(self._figure.number):
-            self._figure = plt.figure(figsize=FIGSIZE)
+            self._figure = plt.figure(figsize=FIGSIZE, dpi=80)  # 1280x800: fits a laptop screen
         self._figure.clear()
         draw_state(self.game_state, self._figure)
         if plt.get_backend().lower() != "agg":  # a screen exists: show the frame
