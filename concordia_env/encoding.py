@@ -26,7 +26,7 @@ import numpy as np
 from numba import njit
 
 from . import engine as E
-from .data import MAP_NAMES
+from .data import MAP_NAMES, components
 
 P = E.MAXP
 _INF = np.inf
@@ -141,8 +141,6 @@ def observation_bounds(tables: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     high = np.empty(OBSERVATION_SIZE, np.float32)
     for name, _, bound in OBSERVATION_FIELDS:
         high[OBSERVATION_LAYOUT[name]] = bound
-    from .data import components
-
     per_type = np.bincount(tables[E.T_CARD_TYPE:E.T_CARD_TYPE + E.NCARD], minlength=E.NT)
     per_type = per_type + np.bincount(np.asarray(components().starting_hand), minlength=E.NT)
     for name in ("hand", "discard"):

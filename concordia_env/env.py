@@ -29,7 +29,7 @@ from pettingzoo.utils import wrappers
 
 from . import engine as E
 from .encoding import OBSERVATION_LAYOUT, OBSERVATION_SIZE, encode, map_id, observation_bounds
-from .game import check_setup_args, get_game
+from .game import check_seed, check_setup_args, get_game
 from .render import state_to_text
 from .rewards import check_reward_mode, outcome_infos, seat_rewards
 from .state import GameState, IllegalActionError, new_game
@@ -139,10 +139,8 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's naming convention)
         seed the game seed is drawn from a generator seeded by the last explicit seed, so a
         seeded sequence of resets is reproducible. ``options`` is accepted and unused."""
         if seed is not None:
-            if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-                raise ValueError(f"seed must be an int or None, got {seed!r}")
-            self._seed_rng = np.random.default_rng(int(seed) & (2**64 - 1))
-            game_seed = int(seed)
+            game_seed = check_seed(seed)
+            self._seed_rng = np.random.default_rng(game_seed & (2**64 - 1))
         else:
             game_seed = int(self._seed_rng.integers(0, 2**63 - 1))
         self.game_seed = game_seed

@@ -107,6 +107,13 @@ def check_setup_args(map_name: str, num_players: int) -> None:
             f"{map_name} cannot be played by {num_players!r} players; allowed: {combos}")
 
 
+def check_seed(seed) -> int:
+    """``seed`` as an int; ``ValueError`` for anything else (bools included)."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise ValueError(f"seed must be an int, got {seed!r}")
+    return int(seed)
+
+
 def initial_state(game: Game, num_players: int, seed: int, intermediate_scoring: bool) -> np.ndarray:
     """The flat state array of a new game set up from ``seed``."""
     m, comp = game.map, game.components

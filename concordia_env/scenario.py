@@ -26,6 +26,7 @@ check the position is reachable in a real game. :func:`action_id` and
 from __future__ import annotations
 
 import functools
+import random
 from numbers import Integral
 from typing import Iterable, Sequence
 
@@ -406,3 +407,14 @@ def act(state, name: str, *args) -> None:
 def is_legal(state, name: str, *args) -> bool:
     """Whether the action :func:`action_id` names is legal now."""
     return bool(state._mask[action_id(state, name, *args)])
+
+
+def play_random(state, steps: int, seed: int):
+    """Apply up to ``steps`` uniformly random legal actions (``random.Random(seed)``), stopping
+    early if the game ends; returns ``state``, changed in place. A quick way to a mid-game position."""
+    rng = random.Random(seed)
+    for _ in range(steps):
+        if state.is_terminal():
+            break
+        state.apply(rng.choice(state.legal_actions()))
+    return state

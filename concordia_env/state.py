@@ -14,7 +14,7 @@ import numpy as np
 
 from . import engine as E
 from .actions import describe
-from .game import Game, check_setup_args, get_game, initial_state
+from .game import Game, check_seed, check_setup_args, get_game, initial_state
 
 GOD_COLUMNS = ("Vesta", "Jupiter", "Saturnus", "Mercurius", "Mars", "Minerva", "Concordia")
 STATE_FORMAT = "concordia-env/state"
@@ -214,7 +214,5 @@ def new_game(map_name: str = "imperium", num_players: int = 4, seed: int = 0,
     Raises ``ValueError`` listing the allowed combinations when the rules don't
     allow ``num_players`` on ``map_name`` (Imperium 3–5, Italia 2–4)."""
     check_setup_args(map_name, num_players)
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-        raise ValueError(f"seed must be an int, got {seed!r}")
     game = get_game(map_name)
-    return GameState(game, initial_state(game, int(num_players), int(seed), intermediate_scoring))
+    return GameState(game, initial_state(game, int(num_players), check_seed(seed), intermediate_scoring))

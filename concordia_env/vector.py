@@ -39,7 +39,7 @@ from . import engine as E
 from . import encoding
 from .encoding import OBSERVATION_SIZE, encode, map_id
 from .env import DEFAULT_MAX_TURNS, check_max_turns
-from .game import check_setup_args, get_game, initial_state
+from .game import check_seed, check_setup_args, get_game, initial_state
 from .rewards import check_reward_mode, outcome_infos, seat_rewards
 from .state import GameState, IllegalActionError
 
@@ -101,6 +101,7 @@ class ConcordiaVecEnv:
         self.rewards = np.zeros((n, self.num_players))
         self.episodes = np.zeros(n, np.int64)
         self._ended = np.zeros(n, np.int64)
+        self._rows = np.arange(n)
         self.reset(seed)
 
     # ------------------------------------------------------------ seeds
@@ -120,9 +121,7 @@ class ConcordiaVecEnv:
     def reset(self, seed: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Restart every game (episode 0), from ``seed`` if given; returns (obs, masks)."""
         if seed is not None:
-            if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-                raise ValueError(f"seed must be an int; got {seed!r}")
-            self.seed = int(seed)
+            self.seed = check_seed(seed)
         self.episodes[:] = 0
         for i in range(self.num_envs):
             self._start(i)
@@ -136,8 +135,7 @@ class ConcordiaVecEnv:
                              f"got shape {acts.shape} dtype {acts.dtype}")
         acts = acts.astype(np.int64, copy=False)
         in_range = (acts >= 0) & (acts < E.NUM_ACTIONS)
-        legal = in_range.copy()
-        legal[in_range] = self.masks[np.flatnonzero(in_range), acts[in_range]] != 0
+        legal = in_range & (self.masks[self._rows, np.clip(acts, 0, E.NUM_ACTIONS - 1)] != 0)
         if not legal.all():
             self._raise_illegal(int(np.flatnonzero(~legal)[0]), int(acts[~legal][0]))
         _step_batch(self.states, self.game.tables, self.masks, acts, self._map_id, self.max_turns,
@@ -154,11 +152,12 @@ class ConcordiaVecEnv:
         if not truncated:
             self.rewards[i] = seat_rewards(st, self.reward_mode)
         per_seat = outcome_infos(st, self.agent_names)
+        ranks = [d["rank"] for d in per_seat]
         info = {
             "terminated": not truncated, "truncated": bool(truncated),
             "seed": self.game_seed(i, int(self.episodes[i])),
             "rewards": self.rewards[i].tolist(),
-            "winner": st.ranking()[0],
+            "winner": ranks.index(1),
             "turns": per_seat[0]["turns"],
             **{k: [d[k] for d in per_seat] for k in ("vp", "rank", "vp_breakdown")},
         }

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 import concordia_env as ce
 from concordia_env import engine as E
+from concordia_env.scenario import play_random
 from concordia_env.state import GameState
 from concordia_env.validation import state_from_document
 
@@ -44,10 +45,7 @@ def test_roundtrip_every_state_of_random_games(map_name, n):
 
 
 def test_restored_state_plays_on_identically():
-    state = ce.new_game("imperium", 4, 11)
-    rng = random.Random(11)
-    for _ in range(150):
-        state.apply(rng.choice(state.legal_actions()))
+    state = play_random(ce.new_game("imperium", 4, 11), 150, 11)
     copy = GameState.from_json(state.to_json())
     assert copy.s is not state.s
     rng2 = random.Random(5)
@@ -70,11 +68,7 @@ def test_document_is_compact_and_complete():
 
 # ------------------------------------------------------------------ corrupt input
 def base_doc(map_name="imperium", n=4, seed=3, steps=40):
-    state = ce.new_game(map_name, n, seed)
-    rng = random.Random(seed)
-    for _ in range(steps):
-        state.apply(rng.choice(state.legal_actions()))
-    return json.loads(state.to_json())
+    return json.loads(play_random(ce.new_game(map_name, n, seed), steps, seed).to_json())
 
 
 def rejects(doc_or_text, *needles):
@@ -300,13 +294,7 @@ def _snapshot(map_name: str, n: int, steps: int) -> GameState:
     """A state ``steps`` random actions into a game (cached: hypothesis reuses them)."""
     key = (map_name, n, steps)
     if key not in _SNAPSHOTS:
-        state = ce.new_game(map_name, n, steps)
-        rng = random.Random(steps)
-        for _ in range(steps):
-            if state.is_terminal():
-                break
-            state.apply(rng.choice(state.legal_actions()))
-        _SNAPSHOTS[key] = state
+        _SNAPSHOTS[key] = play_random(ce.new_game(map_name, n, steps), steps, steps)
     return _SNAPSHOTS[key]
 
 

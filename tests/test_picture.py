@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import random
 import subprocess
 import sys
 
@@ -11,6 +10,7 @@ import pytest
 
 import concordia_env as ce
 from concordia_env.picture import PLAYER_COLOURS, draw_state, render_rgb
+from concordia_env.scenario import play_random
 from concordia_env.state import GameState
 
 COMBOS = [("imperium", 3), ("imperium", 4), ("imperium", 5), ("italia", 2), ("italia", 3), ("italia", 4)]
@@ -18,13 +18,7 @@ SHAPE = (800, 1280, 3)
 
 
 def played(map_name: str, n: int, steps: int, seed: int = 0) -> GameState:
-    state = ce.new_game(map_name, n, seed)
-    rng = random.Random(seed)
-    for _ in range(steps):
-        if state.is_terminal():
-            break
-        state.apply(rng.choice(state.legal_actions()))
-    return state
+    return play_random(ce.new_game(map_name, n, seed), steps, seed)
 
 
 def finished(map_name: str, n: int, seed: int = 0) -> GameState:
