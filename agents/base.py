@@ -1,0 +1,107 @@
+"""The agent interface and the spec strings that name agents on the command line.
+
+A spec is a registered name optionally followed by ``:key=value`` options,
+e.g. ``random``, ``heuristic``, ``mcts:ms=500``, ``mcts:iterations=200:rollout=random``,
+``policy:path=model.zip``. Values are parsed as int, then float, else kept as text.
+"""
+
+from __future__ import annotations
+
+import abc
+from typing import Any, Callable
+
+import numpy as np
+
+from concordia_env.state import GameState
+
+
+class Agent(abc.ABC):
+    """One player. Subclasses implement :meth:`act`; :meth:`reset` is called before every game."""
+
+    #: the spec that built the agent (what tables and records call it)
+    name: str = "agent"
+
+    def reset(self, seed: int | None = None) -> None:
+        """Forget the last game; ``seed`` (if given) reseeds every random choice the agent makes."""
+
+    @abc.abstractmethod
+    def act(self, observation: np.ndarray, action_mask: np.ndarray, state: GameState | None = None) -> int:
+        """The action (an id with ``action_mask[id] == 1``) for the deciding seat."""
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name!r}>"
+
+
+def check_mask(action_mask: np.ndarray) -> np.ndarray:
+    """Indices of the legal actions; ``ValueError`` if the mask allows nothing (not this seat's decision)."""
+    legal = np.flatnonzero(np.asarray(action_mask))
+    if legal.size == 0:
+        raise ValueError("action_mask allows no action: this seat is not deciding now")
+    return legal
+
+
+def _value(text: str) -> Any:
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
+    """``"mcts:ms=500"`` -> ``("mcts", {"ms": 500})``; ``ValueError`` on a malformed spec."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise ValueError(f"agent spec must be a non-empty string like 'random' or 'mcts:ms=500', got {spec!r}")
+    name, *opts = spec.strip().split(":")
+    kwargs: dict[str, Any] = {}
+    for opt in opts:
+        key, eq, val = opt.partition("=")
+        if not eq or not key or not val:
+            raise ValueError(f"agent spec {spec!r}: option {opt!r} is not key=value")
+        kwargs[key] = _value(val)
+    return name, kwargs
+
+
+def _registry() -> dict[str, Callable[..., Agent]]:
+    # imported here so that `import agents` stays light (the policy agent imports torch)
+    from .random_agent import RandomAgent
+
+    reg: dict[str, Callable[..., Agent]] = {"random": RandomAgent}
+    try:
+        from .heuristic import HeuristicAgent
+        reg["heuristic"] = HeuristicAgent
+    except ImportError:  # pragma: no cover - during development only
+        pass
+    try:
+        from .mcts import MCTSAgent
+        reg["mcts"] = MCTSAgent
+    except ImportError:  # pragma: no cover
+        pass
+    try:
+        from .policy import PolicyAgent, released_policy
+        reg["policy"] = PolicyAgent
+        reg["ppo"] = released_policy
+    except ImportError:  # pragma: no cover
+        pass
+    return reg
+
+
+AGENT_NAMES = ("random", "heuristic", "mcts", "policy", "ppo")
+
+
+def make_agent(spec: str, seed: int = 0) -> Agent:
+    """Build the agent a spec names, seeded with ``seed``.
+
+    ``ValueError`` names the known agents for an unknown name, and the bad
+    option for options the agent does not take."""
+    name, kwargs = parse_spec(spec)
+    reg = _registry()
+    if name not in reg:
+        raise ValueError(f"unknown agent {name!r} in spec {spec!r}; known: {', '.join(sorted(reg))}")
+    try:
+        agent = reg[name](seed=seed, **kwargs)
+    except TypeError as exc:
+        raise ValueError(f"agent spec {spec!r}: {exc}") from None
+    agent.name = spec.strip()
+    return agent
