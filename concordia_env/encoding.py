@@ -54,6 +54,9 @@ OBSERVATION_FIELDS: tuple[tuple[str, tuple[int, ...], float], ...] = (
     ("coins", (P,), _INF),
     ("goods", (P, E.NG), 12),
     ("storehouse_colonists", (P, 2), 3),  # land / sea colonists not on the board
+    # observer's colonist i (0-2 land, 3-5 sea: the slots move actions name) at location l
+    # (city c, or 31 + route r); a row of zeros: that colonist is in the storehouse
+    ("own_colonist_slots", (E.NCOL, E.NLOC), 1),
     ("houses_left", (P,), 15),
     ("hand", (P, E.NT), _INF),  # cards in hand, per card type (bound: copies of the type)
     ("discard", (P, E.NT), _INF),  # cards in the discard pile, per card type
@@ -108,6 +111,7 @@ X_CITY_GOOD, X_CITY_HOUSES, X_CITY_COL = _o("city_good"), _o("city_houses"), _o(
 X_ROUTE, X_MARKER, X_MARKER_SIDE = _o("route_colonist"), _o("marker_good"), _o("marker_good_side")
 X_PRESENT, X_START, X_PM, X_CONC = _o("seat_present"), _o("start_player"), _o("praefectus_magnus"), _o("concordia_card")
 X_COINS, X_GOODS, X_STORE_COL, X_HOUSES_LEFT = _o("coins"), _o("goods"), _o("storehouse_colonists"), _o("houses_left")
+X_SLOTS = _o("own_colonist_slots")
 X_HAND, X_DISCARD, X_TOP, X_VP = _o("hand"), _o("discard"), _o("top_card"), _o("victory_points")
 X_INCOMING, X_INTER_DONE, X_INTER_SCORE = _o("incoming_goods"), _o("intermediate_scored"), _o("intermediate_score")
 X_DISP, X_DISP_PRICE, X_DISP_ANY = _o("display_card"), _o("display_price"), _o("display_price_any")
@@ -180,6 +184,8 @@ def encode(s, T, map_id, observer, out):
                 out[X_CITY_COL + (loc * P + k) * 2 + sea] += 1.0
             else:
                 out[X_ROUTE + (loc - E.NC) * P + k] = 1.0
+            if k == 0 and loc >= 0:
+                out[X_SLOTS + i * E.NLOC + loc] = 1.0
         out[X_PRESENT + k] = 1.0
         out[X_START + k] = 1.0 if s[O_START] == p else 0.0
         out[X_PM + k] = 1.0 if s[O_PM] == p else 0.0

@@ -285,6 +285,8 @@ def reference_observation(st, observer: int) -> dict[str, np.ndarray]:
                 out["city_colonists"][loc, k, sea] += 1
             else:
                 out["route_colonist"][loc - E.NC, k] = 1
+            if k == 0 and loc >= 0:
+                out["own_colonist_slots"][slot, loc] = 1
         out["seat_present"][k] = 1
         out["start_player"][k] = int(f("start_player")) == p
         out["praefectus_magnus"][k] = int(f("pm")) == p
