@@ -1,0 +1,182 @@
+"""From an observation back to a game state: what an observation-only agent can rebuild.
+
+An observation holds everything a player with perfect memory knows except the
+order of the deck (see :mod:`concordia_env.encoding`). :func:`state_from_observation`
+builds a :class:`GameState` that agrees with it: encoding the rebuilt state
+from seat 0 gives the same observation back, and its legal actions are the
+observer's legal actions. Seats are renumbered so the observer is player 0 and
+the others follow in turn order (the observation's own row order).
+
+What cannot be known is filled in consistently rather than guessed at random:
+
+* the deck: its cards (by type) are known, their order is not. The rebuilt deck
+  keeps the physical stacking (deck I on top of II, and so on) and takes the
+  cards of each stack in id order;
+* which of several identical cards (same type and cost) is which;
+* the slot order of the other players' colonists (only the observer's own
+  slots matter for its move actions; the rebuilt state lists them in order).
+
+So a rebuilt state is exact for everything within the observer's turn; what
+comes out of the deck later is one possible future.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import engine as E
+from .board import deck_card_ids
+from .data import MAP_NAMES
+from .encoding import OBSERVATION_SIZE, unpack
+from .game import get_game, initial_state
+from .state import GameState
+
+
+def _argmax_or(row: np.ndarray, empty: int = -1) -> int:
+    return int(np.argmax(row)) if row.any() else empty
+
+
+def _seat(row: np.ndarray) -> int:
+    return _argmax_or(row, -1)
+
+
+def _bits(flags: np.ndarray) -> int:
+    return int(sum(1 << i for i, f in enumerate(flags) if f))
+
+
+def _check_vector(obs: np.ndarray) -> np.ndarray:
+    obs = np.asarray(obs)
+    if obs.shape != (OBSERVATION_SIZE,):
+        raise ValueError(f"observation must have shape ({OBSERVATION_SIZE},), got {obs.shape}")
+    if not np.isfinite(obs).all() or (obs < 0).any() or (obs != np.round(obs)).any():
+        raise ValueError("observation must hold non-negative whole numbers (is it scaled or corrupt?)")
+    return obs
+
+
+def state_from_observation(obs: np.ndarray) -> GameState:
+    """A :class:`GameState`, with the observer as player 0, that agrees with observation ``obs``.
+
+    ``ValueError`` if ``obs`` is not a well-formed observation vector."""
+    o = unpack(_check_vector(obs).astype(np.int64))
+    if o["map"].sum() != 1:
+        raise ValueError("observation's 'map' block is not one-hot")
+    game = get_game(MAP_NAMES[int(np.argmax(o["map"]))])
+    n = int(o["seat_present"].sum())
+    if n < 2 or not o["seat_present"][:n].all():
+        raise ValueError(f"observation's 'seat_present' block is malformed: {o['seat_present'].tolist()}")
+    T = game.tables
+    s = initial_state(game, n, 0, bool(o["intermediate_scoring"][0]))
+
+    def put(name, value):
+        E.field_view(s, name)[...] = value
+
+    phase = _argmax_or(o["phase"])
+    put("phase", phase)
+    put("turn", o["turn"][0])
+    put("start_player", _seat(o["start_player"][:n]))
+    put("pm", _seat(o["praefectus_magnus"][:n]))
+    put("concordia", _seat(o["concordia_card"][:n]))
+    put("current", _seat(o["deciding_seat"][:n]))
+    # the active seat is not encoded once the game is over; the rules never ask for it then
+    put("active", max(_seat(o["active_seat"][:n]), 0))
+    nc, npv = game.map.num_cities, len(game.map.province_names)
+
+    # board
+    city_good = E.field_view(s, "city_good")
+    for c in range(1, nc):
+        city_good[c] = _argmax_or(o["city_good"][c])
+    houses = E.field_view(s, "houses")
+    houses[:] = 0
+    for c in range(1, nc):
+        houses[c] = _bits(o["city_houses"][c, :n])
+    route_occ = E.field_view(s, "route_occ")
+    route_occ[:] = -1
+    for r in range(E.NR):
+        route_occ[r] = _seat(o["route_colonist"][r, :n])
+    for q in range(npv):
+        E.field_view(s, "marker_good")[q] = _argmax_or(o["marker_good"][q])
+        E.field_view(s, "marker_active")[q] = o["marker_good_side"][q]
+
+    # players
+    col = E.field_view(s, "colonist")
+    col[:] = -1
+    for k in range(n):
+        put_row = lambda name, value: E.field_view(s, name).__setitem__(k, value)  # noqa: E731
+        put_row("coins", o["coins"][k])
+        put_row("goods", o["goods"][k])
+        put_row("hand", o["hand"][k])
+        put_row("discard", o["discard"][k])
+        put_row("top", _argmax_or(o["top_card"][k]))
+        put_row("houses_left", o["houses_left"][k])
+        put_row("incoming", o["incoming_goods"][k])
+        put_row("inter_done", o["intermediate_scored"][k])
+        put_row("inter_score", o["intermediate_score"][k])
+        if k == 0:
+            for i in range(E.NCOL):
+                col[0, i] = _argmax_or(o["own_colonist_slots"][i])
+            continue
+        for sea in (0, 1):
+            locs = [c for c in range(nc) for _ in range(o["city_colonists"][c, k, sea])]
+            lo, hi = (E.NL, E.NR) if sea else (0, E.NL)
+            locs += [E.NC + r for r in range(lo, hi) if o["route_colonist"][r, k]]
+            if len(locs) > 3:
+                raise ValueError(f"observation shows {len(locs)} {'sea' if sea else 'land'} colonists of seat {k}")
+            col[k, 3 * sea:3 * sea + len(locs)] = locs
+
+    # decision context (zero outside its phase, as in the encoder)
+    if phase not in (E.PH_PLAY, E.PH_OVER, -1):
+        put("ctx_kind", _argmax_or(o["action_kind"], 0))
+    put("ctx_points", o["move_points"][0])
+    put("ctx_built", o["house_built"][0])
+    put("ctx_sold", _bits(o["goods_sold"]))
+    put("ctx_bought", _bits(o["goods_bought"]))
+    put("ctx_placed", o["colonist_placed"][0])
+    put("ctx_buys_left", o["buys_left"][0])
+    put("ctx_consul", o["consul"][0])
+    put("ctx_bought_pos", _bits(o["bought_positions"]))
+    put("ctx_pay_left", o["pay_left"][0])
+    put("ctx_keep_player", _seat(o["deciding_seat"][:n]) if phase == E.PH_KEEP else -1)
+
+    _rebuild_deck(s, T, game, n, o)
+    return GameState(game, s)
+
+
+def _rebuild_deck(s: np.ndarray, T: np.ndarray, game, n: int, o: dict) -> None:
+    """Display and deck card ids consistent with the observed types, costs and deck stacking."""
+    blocks = [deck_card_ids(game.components)[d] for d in game.components.decks_per_player_count[n]]
+    card_type = T[E.T_CARD_TYPE:E.T_CARD_TYPE + E.NCARD]
+    used: set[int] = set()
+    display = E.field_view(s, "display")
+    display[:] = -1
+    all_ids = [cid for b in blocks for cid in b]
+    for j in range(E.NDISP):
+        t = _argmax_or(o["display_card"][j])
+        if t < 0:
+            continue
+        cost = o["display_price"][j] - T[E.T_DISPLAY_FIXED + j * E.NG:E.T_DISPLAY_FIXED + (j + 1) * E.NG]
+        match = [cid for cid in all_ids if cid not in used and card_type[cid] == t
+                 and (T[E.T_CARD_COST + cid * E.NG:E.T_CARD_COST + (cid + 1) * E.NG] == cost).all()]
+        if not match:
+            raise ValueError(f"observation shows a card at display position {j + 1} that no card matches")
+        display[j] = match[0]
+        used.add(match[0])
+    # the remaining deck is the bottom of the stack: whole later blocks plus part of one block
+    want = o["deck_cards"].copy()
+    remaining: list[int] = []
+    for block in reversed(blocks):
+        if want.sum() == 0:
+            break
+        take = [cid for cid in block if cid not in used and want[card_type[cid]] > 0]
+        for cid in take:
+            want[card_type[cid]] -= 1
+        remaining = take + remaining
+        used.update(take)
+    if want.sum() != 0:
+        raise ValueError("observation's 'deck_cards' do not fit the cards of this game")
+    drawn = [cid for cid in all_ids if cid not in used] + [cid for cid in display if cid >= 0]
+    deck = E.field_view(s, "deck")
+    deck[:] = -1
+    deck[:len(drawn)] = drawn
+    deck[len(drawn):len(drawn) + len(remaining)] = remaining
+    E.field_view(s, "deck_len")[()] = len(all_ids)
+    E.field_view(s, "deck_pos")[()] = len(drawn)
