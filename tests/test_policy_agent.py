@@ -1,0 +1,384 @@
+"""agents.policy: loading stable-baselines3 models, legal play in every seat, seeding, specs, errors.
+
+Models are tiny untrained-or-barely-trained networks made here (no released file is
+needed): what is tested is the plumbing, not the play strength.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium import spaces
+
+pytest.importorskip("sb3_contrib")  # the "train" extra: torch, stable-baselines3, sb3-contrib
+
+import concordia_env as ce  # noqa: E402
+from agents import make_agent  # noqa: E402
+from agents import policy as P  # noqa: E402
+from agents.policy import PolicyAgent, ReleasedPolicyAgent, released_policy  # noqa: E402
+from agents.random_agent import RandomAgent  # noqa: E402
+from concordia_env import encoding  # noqa: E402
+from concordia_env.scenario import play_random  # noqa: E402
+
+COMBOS = [("italia", 2), ("italia", 3), ("italia", 4), ("imperium", 3), ("imperium", 4), ("imperium", 5)]
+REPO = Path(__file__).resolve().parents[1]
+MAX_DECISIONS = 20_000  # random games take ~600-1,500 decisions; this only guards against a hang
+
+
+class SeatEnv(gym.Env):
+    """Seat 0 of a core game, the other seats playing uniformly at random; +1/-1/(n-1) at the end.
+
+    The observation is the project's vector (``dict_obs``: the env's dict with the mask)."""
+
+    def __init__(self, map_name: str = "italia", num_players: int = 2, dict_obs: bool = False,
+                 max_steps: int = 200) -> None:
+        box = spaces.Box(0, np.inf, (encoding.OBSERVATION_SIZE,), np.float32)
+        self.observation_space = spaces.Dict({
+            "observation": box, "action_mask": spaces.Box(0, 1, (ce.NUM_ACTIONS,), np.int8)}) if dict_obs else box
+        self.action_space = spaces.Discrete(ce.NUM_ACTIONS)
+        self.map_name, self.num_players, self.dict_obs, self.max_steps = map_name, num_players, dict_obs, max_steps
+
+    def _advance(self) -> None:
+        st = self.state
+        while not st.is_terminal() and st.current_player != 0:
+            legal = st.legal_actions()
+            st.apply(legal[int(self.np_random.integers(len(legal)))])
+
+    def _obs(self):
+        vec = encoding.observation(self.state, 0)
+        return {"observation": vec, "action_mask": self.state.legal_action_mask()} if self.dict_obs else vec
+
+    def reset(self, seed=None, options=None):
+        super().reset(seed=seed)
+        self.state = ce.new_game(self.map_name, self.num_players, seed=int(self.np_random.integers(2**31)))
+        self.steps = 0
+        self._advance()
+        return self._obs(), {}
+
+    def step(self, action):
+        self.state.apply(int(action))
+        self._advance()
+        self.steps += 1
+        done = self.state.is_terminal()
+        reward = self.state.returns()[0] if done else 0.0
+        return self._obs(), reward, done, (not done and self.steps >= self.max_steps), {}
+
+    def action_masks(self) -> np.ndarray:
+        return self.state.legal_action_mask().astype(bool)
+
+
+class TinyEnv(gym.Env):
+    """Any spaces, one-step episodes: for models whose spaces must NOT match the game's."""
+
+    def __init__(self, observation_space, n_actions: int = ce.NUM_ACTIONS) -> None:
+        self.observation_space = observation_space
+        self.action_space = spaces.Discrete(n_actions)
+
+    def reset(self, seed=None, options=None):
+        super().reset(seed=seed)
+        return self.observation_space.sample(), {}
+
+    def step(self, action):
+        return self.observation_space.sample(), 0.0, True, False, {}
+
+    def action_masks(self) -> np.ndarray:
+        return np.ones(self.action_space.n, bool)
+
+
+def _maskable(env, learn: int = 0):
+    from sb3_contrib import MaskablePPO
+
+    kind = "MultiInputPolicy" if isinstance(env.observation_space, spaces.Dict) else "MlpPolicy"
+    model = MaskablePPO(kind, env, n_steps=64, batch_size=32, policy_kwargs=dict(net_arch=[32]), seed=0)
+    if learn:
+        model.learn(learn)
+    return model
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory) -> dict[str, Path]:
+    """Saved model files, made once per test process: name -> path."""
+    from stable_baselines3 import A2C, DQN, PPO
+
+    d = tmp_path_factory.mktemp("models")
+    out: dict[str, Path] = {}
+
+    def save(name, model):
+        out[name] = d / f"{name}.zip"
+        model.save(out[name])
+
+    save("maskable", _maskable(SeatEnv(), learn=128))  # a real (tiny) training run through the game
+    save("maskable_dict", _maskable(SeatEnv(dict_obs=True)))
+    small = dict(policy_kwargs=dict(net_arch=[32]), seed=0)
+    save("ppo", PPO("MlpPolicy", SeatEnv(), n_steps=64, batch_size=32, **small))
+    save("a2c", A2C("MlpPolicy", SeatEnv(), n_steps=8, **small))
+    save("dqn", DQN("MlpPolicy", SeatEnv(), buffer_size=64, learning_starts=0, **small))
+    from sb3_contrib import TRPO
+
+    save("trpo", TRPO("MlpPolicy", SeatEnv(), n_steps=64, batch_size=32, **small))
+    return out
+
+
+def play(map_name: str, n: int, seat_agents: dict[int, object], seed: int) -> int:
+    """A full game on the core state; seats not in ``seat_agents`` play at random. Asserts every
+    action is legal; returns the number of decisions taken by ``seat_agents``."""
+    state = ce.new_game(map_name, n, seed=seed)
+    rnd = RandomAgent(seed=seed)
+    taken = 0
+    for _ in range(MAX_DECISIONS):
+        if state.is_terminal():
+            return taken
+        seat = state.current_player
+        mask = state.legal_action_mask()
+        obs = encoding.observation(state, seat)
+        agent = seat_agents.get(seat, rnd)
+        a = agent.act(obs, mask, state)
+        assert isinstance(a, int) and 0 <= a < ce.NUM_ACTIONS and mask[a] == 1, (agent, a)
+        taken += agent is not rnd
+        state.apply(a)
+    raise AssertionError(f"{map_name} {n}p game did not end in {MAX_DECISIONS} decisions")
+
+
+# ------------------------------------------------------------ full games, every seat
+@pytest.mark.parametrize("map_name,n", COMBOS)
+def test_policy_plays_every_seat_legally_to_the_end(models, map_name, n):
+    # one full game per seat; the Box and the Dict model and both play modes take turns
+    kinds = ["maskable", "maskable_dict"]
+    for seat in range(n):
+        agent = PolicyAgent(models[kinds[seat % 2]], seed=seat, deterministic=seat % 3 != 2)
+        assert play(map_name, n, {seat: agent}, seed=100 + seat) > 0
+
+
+def test_policy_in_every_seat_at_once(models):
+    agents = {s: PolicyAgent(models["maskable"], seed=s, deterministic=False) for s in range(3)}
+    assert play("imperium", 3, agents, seed=5) > 0
+
+
+# ------------------------------------------------------------ loading and validation
+def test_missing_file(tmp_path):
+    missing = tmp_path / "nope.zip"
+    with pytest.raises(FileNotFoundError, match="nope.zip"):
+        PolicyAgent(missing)
+    with pytest.raises(FileNotFoundError, match="nope"):
+        PolicyAgent(tmp_path / "nope")
+
+
+def test_not_a_model_file(tmp_path):
+    bad = tmp_path / "bad.zip"
+    bad.write_text("not a zip")
+    with pytest.raises(ValueError, match="bad.zip"):
+        PolicyAgent(bad)
+    with pytest.raises(ValueError, match="not a file"):
+        PolicyAgent(tmp_path)
+
+
+def test_zip_suffix_may_be_left_off(models):
+    agent = PolicyAgent(str(models["maskable"])[:-len(".zip")])
+    assert agent.path == models["maskable"].resolve()
+
+
+def test_wrong_observation_shape_is_refused(tmp_path):
+    path = tmp_path / "small.zip"
+    _maskable(TinyEnv(spaces.Box(0, 1, (10,), np.float32))).save(path)
+    with pytest.raises(ValueError, match=rf"shape \(10,\), expected \({encoding.OBSERVATION_SIZE},\)"):
+        PolicyAgent(path)
+
+
+def test_wrong_dict_observation_is_refused(tmp_path):
+    path = tmp_path / "dict.zip"
+    space = spaces.Dict({"observation": spaces.Box(0, 1, (7,), np.float32),
+                         "action_mask": spaces.Box(0, 1, (ce.NUM_ACTIONS,), np.int8)})
+    _maskable(TinyEnv(space)).save(path)
+    with pytest.raises(ValueError, match=rf"'observation' is a Box of shape \(7,\), expected .*\({encoding.OBSERVATION_SIZE},\)"):
+        PolicyAgent(path)
+
+
+def test_wrong_action_space_is_refused(tmp_path):
+    path = tmp_path / "actions.zip"
+    _maskable(TinyEnv(spaces.Box(0, np.inf, (encoding.OBSERVATION_SIZE,), np.float32), n_actions=5)).save(path)
+    with pytest.raises(ValueError, match=rf"Discrete\(5\), expected Discrete\({ce.NUM_ACTIONS}\)"):
+        PolicyAgent(path)
+
+
+def test_size_is_read_at_load_time(models, monkeypatch):
+    # the observation may grow: a model of the old size must then be refused, not crash later
+    monkeypatch.setattr(encoding, "OBSERVATION_SIZE", encoding.OBSERVATION_SIZE + 3)
+    with pytest.raises(ValueError, match="expected"):
+        PolicyAgent(models["maskable"])
+
+
+@pytest.mark.parametrize("name,algo,maskable", [
+    ("maskable", "MaskablePPO", True), ("maskable_dict", "MaskablePPO", True),
+    ("ppo", "PPO", False), ("a2c", "A2C", False), ("trpo", "TRPO", False), ("dqn", "DQN", False)])
+def test_algorithm_is_detected(models, name, algo, maskable):
+    assert P.ALGORITHMS[P.detect_algorithm(models[name])][1] == algo
+    agent = PolicyAgent(models[name])
+    assert agent.policy.algorithm == algo and agent.policy.maskable is maskable
+
+
+def test_custom_policy_class_falls_back_to_maskable_ppo(tmp_path):
+    from sb3_contrib import MaskablePPO
+    from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+
+    class CustomPolicy(MaskableActorCriticPolicy):  # a module the detection does not know
+        pass
+
+    path = tmp_path / "custom.zip"
+    MaskablePPO(CustomPolicy, SeatEnv(), n_steps=64, batch_size=32, policy_kwargs=dict(net_arch=[8])).save(path)
+    assert P.detect_algorithm(path) is None
+    agent = PolicyAgent(path)
+    assert agent.policy.algorithm == "MaskablePPO" and agent.policy.maskable
+    assert play("italia", 2, {0: agent}, seed=1) > 0
+
+
+def test_recurrent_policies_are_refused(tmp_path):
+    from sb3_contrib import RecurrentPPO
+
+    path = tmp_path / "lstm.zip"
+    RecurrentPPO("MlpLstmPolicy", SeatEnv(), n_steps=64, batch_size=32,
+                 policy_kwargs=dict(net_arch=[8], lstm_hidden_size=8)).save(path)
+    with pytest.raises(ValueError, match="recurrent"):
+        PolicyAgent(path)
+
+
+def test_algo_override_and_unknown_algo(models):
+    assert PolicyAgent(models["ppo"], algo="PPO").policy.algorithm == "PPO"
+    with pytest.raises(ValueError, match="unknown algo"):
+        PolicyAgent(models["ppo"], algo="SAC")
+
+
+def test_models_are_loaded_once_per_process(models):
+    a, b = PolicyAgent(models["maskable"], seed=1), PolicyAgent(models["maskable"], seed=2)
+    assert a.model is b.model
+
+
+def test_observation_of_another_size_is_refused_at_act(models):
+    agent = PolicyAgent(models["maskable"])
+    mask = np.ones(ce.NUM_ACTIONS, np.int8)
+    with pytest.raises(ValueError, match="observation has shape"):
+        agent.act(np.zeros(encoding.OBSERVATION_SIZE - 1, np.float32), mask)
+    with pytest.raises(ValueError, match="no action"):
+        agent.act(np.zeros(encoding.OBSERVATION_SIZE, np.float32), np.zeros(ce.NUM_ACTIONS, np.int8))
+
+
+# ------------------------------------------------------------ non-maskable models stay legal
+@pytest.mark.parametrize("name", ["ppo", "a2c", "dqn"])
+def test_non_maskable_models_play_only_legal_actions(models, name):
+    agent = PolicyAgent(models[name], seed=0)
+
+    class Spy:
+        """The agent, counting how often the bare model would have played an illegal action."""
+        unmasked_illegal = 0
+
+        def act(self, observation, action_mask, state=None):
+            raw, _ = agent.model.predict(observation, deterministic=True)
+            Spy.unmasked_illegal += int(action_mask[int(raw)] == 0)
+            return agent.act(observation, action_mask, state)
+
+    assert play("italia", 3, {0: Spy()}, seed=3) > 0
+    # the test bites: left to itself, the model proposes illegal actions
+    assert Spy.unmasked_illegal > 0
+    stochastic = PolicyAgent(models[name], seed=0, deterministic=False)
+    assert play("imperium", 4, {2: stochastic}, seed=4) > 0
+
+
+def test_non_maskable_pick_is_the_most_probable_legal_action(models):
+    agent = PolicyAgent(models["ppo"])
+    state = play_random(ce.new_game("imperium", 4, seed=9), 40, seed=9)
+    obs, mask = encoding.observation(state, state.current_player), state.legal_action_mask()
+    legal = np.flatnonzero(mask)
+    scores = agent.policy.scores(obs)
+    assert agent.act(obs, mask) == legal[np.argmax(scores[legal])]
+
+
+def test_maskable_deterministic_pick_is_the_masked_argmax(models):
+    agent = PolicyAgent(models["maskable"])
+    for k in range(5):
+        state = play_random(ce.new_game("italia", 3, seed=k), 30 + 7 * k, seed=k)
+        obs, mask = encoding.observation(state, state.current_player), state.legal_action_mask()
+        legal = np.flatnonzero(mask)
+        assert agent.act(obs, mask) == legal[np.argmax(agent.policy.scores(obs)[legal])]
+
+
+# ------------------------------------------------------------ seeding
+def _decisions(agent, n_states: int = 60) -> list[int]:
+    out = []
+    for k in range(n_states):
+        state = play_random(ce.new_game("imperium", 4, seed=k), 3 * k, seed=k)
+        if state.is_terminal():
+            continue
+        out.append(agent.act(encoding.observation(state, state.current_player), state.legal_action_mask()))
+    return out
+
+
+@pytest.mark.parametrize("name", ["maskable", "ppo"])
+def test_sampling_is_reproducible_from_the_seed(models, name):
+    a = PolicyAgent(models[name], seed=7, deterministic=False)
+    first = _decisions(a)
+    assert _decisions(PolicyAgent(models[name], seed=7, deterministic=False)) == first
+    a.reset(7)
+    assert _decisions(a) == first
+    assert _decisions(PolicyAgent(models[name], seed=8, deterministic=False)) != first
+    # deterministic play ignores the seed
+    assert _decisions(PolicyAgent(models[name], seed=1)) == _decisions(PolicyAgent(models[name], seed=2))
+
+
+# ------------------------------------------------------------ specs and the released policy
+def test_make_agent_policy_spec(models):
+    agent = make_agent(f"policy:path={models['maskable']}", seed=3)
+    assert isinstance(agent, PolicyAgent) and agent.deterministic
+    assert agent.name == f"policy:path={models['maskable']}"
+    assert play("italia", 2, {1: agent}, seed=11) > 0
+    sampled = make_agent(f"policy:path={models['maskable']}:deterministic=0", seed=3)
+    assert sampled.deterministic is False
+    with pytest.raises(ValueError, match="deterministic"):
+        make_agent(f"policy:path={models['maskable']}:deterministic=maybe")
+    with pytest.raises(FileNotFoundError):
+        make_agent("policy:path=/no/such/model.zip")
+
+
+def test_released_policy_missing_file_fails_at_first_act(tmp_path, monkeypatch):
+    monkeypatch.setattr(P, "POLICY_DIR", tmp_path)
+    agent = make_agent("ppo", seed=0)  # building it needs no file
+    assert isinstance(agent, ReleasedPolicyAgent)
+    state = ce.new_game("italia", 3, seed=0)
+    msg = (rf"no released policy for map 'italia' at {tmp_path / 'ppo_italia.zip'}; train one with "
+           r"training/train_ppo.py \(issue 5\) or use policy:path=FILE")
+    with pytest.raises(FileNotFoundError, match=msg):
+        agent.act(encoding.observation(state, state.current_player), state.legal_action_mask())
+
+
+def test_released_policy_reads_the_map_from_the_observation(models, tmp_path, monkeypatch):
+    monkeypatch.setattr(P, "POLICY_DIR", tmp_path)
+    (tmp_path / "ppo_italia.zip").write_bytes(models["maskable"].read_bytes())
+    agent = released_policy(seed=0)
+    assert play("italia", 4, {1: agent}, seed=12) > 0
+    assert released_policy(seed=1).policy_for("italia") is agent.policy_for("italia")  # cached
+    state = ce.new_game("imperium", 3, seed=0)
+    obs, mask = encoding.observation(state, state.current_player), state.legal_action_mask()
+    assert P.observed_map(obs) == "imperium"
+    with pytest.raises(FileNotFoundError, match="map 'imperium'"):
+        agent.act(obs, mask)
+    # map_name pins one map's policy whatever the game
+    pinned = make_agent("ppo:map_name=italia:deterministic=false", seed=2)
+    assert pinned.map_name == "italia" and pinned.deterministic is False
+    assert play("imperium", 3, {0: pinned}, seed=13) > 0
+    with pytest.raises(ValueError, match="unknown map"):
+        released_policy(map_name="gallia")
+
+
+def test_released_policy_path():
+    assert P.released_policy_path("imperium") == P.POLICY_DIR / "ppo_imperium.zip"
+    assert P.POLICY_DIR == REPO / "agents" / "policies"
+
+
+def test_importing_agents_does_not_import_torch():
+    code = ("import sys, agents; agents.make_agent('random'); import agents.policy; "
+            "bad = [m for m in ('torch', 'stable_baselines3', 'sb3_contrib') if m in sys.modules]; "
+            "assert not bad, bad")
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=REPO, timeout=120)
