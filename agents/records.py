@@ -1,0 +1,290 @@
+"""Game records: play one game between agents, save it as JSON, load it back and replay it exactly.
+
+A record holds the setup (map, players, seed, intermediate scoring), the agent
+names by seat, every action id in order and the result. The engine is fully
+determined by the setup seed and the actions, so the actions alone rebuild the
+game; :func:`verify_record` replays them and checks the stored result, which
+catches corrupt or hand-edited files.
+
+Record format (``"format": "concordia-env/game"``, ``"version": 1``)::
+
+    {"format": "concordia-env/game", "version": 1,
+     "map": "italia", "players": 2, "seed": 0, "intermediate_scoring": false,
+     "agents": ["heuristic", "random"],          # agent name by seat
+     "actions": [3, 17, ...],                    # action ids, in the order applied
+     "result": {"scores": [112, 97],             # total VP by seat
+                "vp_breakdown": [[...], [...]],  # VP by seat and god (state.GOD_COLUMNS order)
+                "ranking": [0, 1],               # seats first to last, tie-break applied
+                "winner": 0,                     # null when truncated
+                "truncated": false,              # stopped at max_turns card plays
+                "turns": 331}}                   # card plays (state.field("turn"))
+
+Agent seeds: the agent at seat ``k`` of a game with setup seed ``s`` is reset
+with :func:`agent_seed` ``(s, k)``: the first 63 bits drawn from
+``numpy.random.SeedSequence(s mod 2**64, spawn_key=(k,))`` (the k-th child of
+``SeedSequence(s)``), so seats get independent streams and a game replays
+identically from its seed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator, Sequence
+
+import numpy as np
+
+from concordia_env.data import MAP_NAMES
+from concordia_env.encoding import observation
+from concordia_env.engine import NUM_ACTIONS
+from concordia_env.env import DEFAULT_MAX_TURNS, check_max_turns
+from concordia_env.game import check_setup_args
+from concordia_env.state import GOD_COLUMNS, GameState, IllegalActionError, new_game
+
+from .base import Agent
+
+RECORD_FORMAT = "concordia-env/game"
+RECORD_VERSION = 1
+
+#: called with (live state before the action, deciding seat, chosen action)
+StepCallback = Callable[[GameState, int, int], None]
+
+
+class AgentError(RuntimeError):
+    """An agent returned an action that is not legal; names the agent, the seat and the action."""
+
+
+def agent_seed(game_seed: int, seat: int) -> int:
+    """The seed the agent at ``seat`` gets in a game set up with ``game_seed`` (see the module doc)."""
+    # SeedSequence takes only non-negative entropy; game seeds may be any int
+    ss = np.random.SeedSequence(int(game_seed) % 2**64, spawn_key=(int(seat),))
+    # 63 bits so that agents handing the seed to int64 consumers (numba, torch) cannot overflow
+    return int(ss.generate_state(1, np.uint64)[0] >> np.uint64(1))
+
+
+def _result(state: GameState, truncated: bool) -> dict[str, Any]:
+    """The ``result`` block of a record for the state a game stopped in."""
+    breakdown = state.score_breakdown()
+    return {
+        "scores": [int(v) for v in breakdown.sum(axis=1)],
+        "vp_breakdown": breakdown.tolist(),
+        "ranking": state.ranking(),
+        "winner": state.winner(),
+        "truncated": bool(truncated),
+        "turns": int(state.field("turn")),
+    }
+
+
+def play_game(map_name: str, num_players: int, seed: int, agents: Sequence[Agent], *,
+              intermediate_scoring: bool = False, max_turns: int | None = DEFAULT_MAX_TURNS,
+              on_step: StepCallback | None = None) -> dict[str, Any]:
+    """Play one game with ``agents[k]`` at seat ``k`` and return its record (see the module doc).
+
+    Each agent is reset with :func:`agent_seed` ``(seed, k)`` first (an agent object
+    sitting at several seats is reset once, with its first seat's seed). The
+    deciding seat's agent gets its observation, the legal-action mask and the
+    *live* state: agents must not mutate it (search agents clone it).
+    ``on_step(state, seat, action)`` is called before each action is applied, so
+    ``state.action_to_string(action)`` describes it. The game stops when it is
+    over or when ``max_turns`` card plays have been made (truncated; None or 0:
+    no limit). Raises :class:`AgentError` if an agent picks an illegal action.
+    """
+    state = new_game(map_name, num_players, seed, intermediate_scoring)
+    if len(agents) != num_players:
+        raise ValueError(f"{num_players} players need {num_players} agents, got {len(agents)}")
+    limit = check_max_turns(max_turns)
+    reset: set[int] = set()
+    for seat, agent in enumerate(agents):
+        if id(agent) not in reset:
+            agent.reset(agent_seed(seed, seat))
+            reset.add(id(agent))
+    actions: list[int] = []
+    turn = state.field("turn")  # a live view of the card-play counter
+    truncated = False
+    while not state.is_terminal():
+        if limit and int(turn) >= limit:
+            truncated = True
+            break
+        seat = state.current_player
+        agent = agents[seat]
+        action = agent.act(observation(state, seat), state.legal_action_mask(), state)
+        if on_step is not None:
+            on_step(state, seat, action)
+        try:
+            state.apply(action)
+        except IllegalActionError as exc:
+            raise AgentError(f"agent {agent.name!r} at seat {seat} chose illegal action {action!r} "
+                             f"(action #{len(actions)} of the game): {exc}") from None
+        actions.append(int(action))
+    return {
+        "format": RECORD_FORMAT,
+        "version": RECORD_VERSION,
+        "map": state.map_name,
+        "players": int(num_players),
+        "seed": int(seed),
+        "intermediate_scoring": bool(intermediate_scoring),
+        "agents": [getattr(a, "name", type(a).__name__) for a in agents],
+        "actions": actions,
+        "result": _result(state, truncated),
+    }
+
+
+# ---------------------------------------------------------------- validation
+def _is_int(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _int_list(x: Any, length: int | None = None) -> bool:
+    return isinstance(x, list) and all(_is_int(v) for v in x) and (length is None or len(x) == length)
+
+
+def validate_record(record: Any) -> None:
+    """Check a record's format, version, fields and their types (not the game itself:
+    that is :func:`verify_record`). ``ValueError`` names what is wrong."""
+    if not isinstance(record, dict):
+        raise ValueError(f"a game record is a JSON object, got {type(record).__name__}")
+    if record.get("format") != RECORD_FORMAT:
+        raise ValueError(f"not a game record: format is {record.get('format')!r}, expected {RECORD_FORMAT!r}")
+    if record.get("version") != RECORD_VERSION:
+        raise ValueError(f"unsupported game record version {record.get('version')!r} "
+                         f"(this reader knows version {RECORD_VERSION})")
+    missing = [k for k in ("map", "players", "seed", "intermediate_scoring", "agents", "actions", "result")
+               if k not in record]
+    if missing:
+        raise ValueError(f"game record lacks field(s) {missing}")
+    if record["map"] not in MAP_NAMES:
+        raise ValueError(f"record field 'map': unknown map {record['map']!r}; allowed: {list(MAP_NAMES)}")
+    if not _is_int(record["players"]):
+        raise ValueError(f"record field 'players' must be an int, got {record['players']!r}")
+    check_setup_args(record["map"], record["players"])
+    n = record["players"]
+    if not _is_int(record["seed"]):
+        raise ValueError(f"record field 'seed' must be an int, got {record['seed']!r}")
+    if not isinstance(record["intermediate_scoring"], bool):
+        raise ValueError(f"record field 'intermediate_scoring' must be true or false, "
+                         f"got {record['intermediate_scoring']!r}")
+    agents = record["agents"]
+    if not (isinstance(agents, list) and len(agents) == n and all(isinstance(a, str) for a in agents)):
+        raise ValueError(f"record field 'agents' must be a list of {n} names, got {agents!r}")
+    actions = record["actions"]
+    if not _int_list(actions):
+        raise ValueError("record field 'actions' must be a list of ints")
+    bad = next((i for i, a in enumerate(actions) if not 0 <= a < NUM_ACTIONS), None)
+    if bad is not None:
+        raise ValueError(f"record action {bad} is {actions[bad]}, outside the action ids 0..{NUM_ACTIONS - 1}")
+    _validate_result(record["result"], n)
+
+
+def _validate_result(result: Any, n: int) -> None:
+    if not isinstance(result, dict):
+        raise ValueError("record field 'result' must be an object")
+    missing = [k for k in ("scores", "vp_breakdown", "ranking", "winner", "truncated", "turns") if k not in result]
+    if missing:
+        raise ValueError(f"record 'result' lacks field(s) {missing}")
+    if not _int_list(result["scores"], n):
+        raise ValueError(f"result 'scores' must be {n} ints, got {result['scores']!r}")
+    vb = result["vp_breakdown"]
+    if not (isinstance(vb, list) and len(vb) == n and all(_int_list(row, len(GOD_COLUMNS)) for row in vb)):
+        raise ValueError(f"result 'vp_breakdown' must be {n} rows of {len(GOD_COLUMNS)} ints")
+    if not (_int_list(result["ranking"], n) and sorted(result["ranking"]) == list(range(n))):
+        raise ValueError(f"result 'ranking' must be an ordering of seats 0..{n - 1}, got {result['ranking']!r}")
+    if not isinstance(result["truncated"], bool):
+        raise ValueError(f"result 'truncated' must be true or false, got {result['truncated']!r}")
+    w = result["winner"]
+    if not (w is None or (_is_int(w) and 0 <= w < n)):
+        raise ValueError(f"result 'winner' must be a seat 0..{n - 1} or null, got {w!r}")
+    if not _is_int(result["turns"]) or result["turns"] < 0:
+        raise ValueError(f"result 'turns' must be a non-negative int, got {result['turns']!r}")
+
+
+# ---------------------------------------------------------------- files
+def save_record(record: dict[str, Any], path: str | os.PathLike) -> None:
+    """Write ``record`` as JSON: one top-level field per line, so files diff and read well
+    while the long action list stays on one line."""
+    body = ",\n".join(f"  {json.dumps(k)}: {json.dumps(v, separators=(', ', ': '))}" for k, v in record.items())
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("{\n" + body + "\n}\n")
+
+
+def load_record(path: str | os.PathLike) -> dict[str, Any]:
+    """Read and validate a record written by :func:`save_record`.
+
+    ``ValueError`` names what is wrong (not JSON, wrong format or version, a
+    missing field, a wrong type); ``OSError`` if the file cannot be read."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    try:
+        record = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{os.fspath(path)} is not valid JSON: {exc}") from None
+    validate_record(record)
+    return record
+
+
+# ---------------------------------------------------------------- replay
+def initial_state(record: dict[str, Any]) -> GameState:
+    """The state a record's game starts from."""
+    return new_game(record["map"], record["players"], record["seed"], record["intermediate_scoring"])
+
+
+@dataclass(frozen=True)
+class ReplayStep:
+    """One replayed action: its index in the record, the seat that chose it, its
+    description (in the state it was chosen in) and the state after it (a copy)."""
+
+    index: int
+    player: int
+    action: int
+    text: str
+    state: GameState
+
+
+def replay_steps(record: dict[str, Any], *, start: int = 0, describe: bool = True) -> Iterator[ReplayStep]:
+    """Re-apply a record's actions to its setup, yielding a :class:`ReplayStep` per action
+    from index ``start`` on (earlier ones are applied silently). ``ValueError`` names the
+    first illegal action of a corrupt record."""
+    state = initial_state(record)
+    for i, action in enumerate(record["actions"]):
+        player = state.current_player
+        try:
+            text = state.action_to_string(action) if describe and i >= start else ""
+            state.apply(action)
+        except ValueError as exc:  # IllegalActionError, or an id outside the action space
+            raise ValueError(f"record action {i} ({action}) is illegal: {exc}") from None
+        if i >= start:
+            yield ReplayStep(i, player, int(action), text, state.clone())
+
+
+def replay_states(record: dict[str, Any]) -> Iterator[tuple[int, GameState]]:
+    """``(action, state after it)`` for every action of a record (each state a copy)."""
+    for step in replay_steps(record, describe=False):
+        yield step.action, step.state
+
+
+def final_state(record: dict[str, Any]) -> GameState:
+    """The state after a record's last action (``ValueError`` on an illegal action)."""
+    state = initial_state(record)
+    for _, state in replay_states(record):
+        pass
+    return state
+
+
+def verify_record(record: dict[str, Any]) -> GameState:
+    """Validate, replay and check that the replay reproduces the recorded result exactly.
+
+    Returns the final state; ``ValueError`` names the first mismatch (or the
+    illegal action of a corrupt record)."""
+    validate_record(record)
+    state = final_state(record)
+    recorded = record["result"]
+    if not recorded["truncated"] and not state.is_terminal():
+        raise ValueError(f"record says the game ended, but after its {len(record['actions'])} actions "
+                         f"it is still running (player {state.current_player} to decide)")
+    if recorded["truncated"] and state.is_terminal():
+        raise ValueError("record says the game was truncated, but its actions finish it")
+    replayed = _result(state, recorded["truncated"])
+    for key, value in replayed.items():
+        if recorded[key] != value:
+            raise ValueError(f"record result {key!r} is {recorded[key]!r}, but the replay gives {value!r}")
+    return state
