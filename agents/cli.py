@@ -1,0 +1,402 @@
+"""``concordia``: play against the baseline agents, run tournaments, replay and demo games.
+
+Examples::
+
+    concordia demo --seed 0
+    concordia play --map italia --players 2 --opponents heuristic
+    concordia tournament --map imperium --players 4 --agents heuristic,random,random,random \\
+        --games 200 --workers 2 --out results.json
+    concordia replay game.json --no-pause
+
+Agents are named by spec strings (``random``, ``heuristic``, ``mcts:ms=500``, ...;
+see :mod:`agents.base`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any, Callable, Sequence, TextIO
+
+import numpy as np
+
+from concordia_env.__main__ import print_result
+from concordia_env.data import MAP_NAMES
+from concordia_env.game import check_setup_args
+from concordia_env.render import state_to_text
+from concordia_env.state import GameState, new_game
+
+from .base import Agent, check_mask, make_agent
+from .records import final_state, initial_state, load_record, play_game, replay_steps, save_record, verify_record
+from .tournament import check_tournament_args, format_table, run_tournament, write_results
+
+#: the demo's agents by seat; an n-player demo takes the first n
+DEMO_AGENTS: tuple[str, ...] = ("heuristic", "mcts:iterations=200", "random", "random", "random")
+#: who ``concordia play`` puts in the other seats unless told
+DEFAULT_OPPONENT = "heuristic"
+HUMAN_NAME = "human"
+
+InputFn = Callable[[str], str]
+
+PLAY_HELP = """\
+Type the number of an action to play it.
+  b, board         show the board again
+  h, help          this help
+  q, quit, exit    leave the game (Ctrl-D and Ctrl-C too)"""
+
+
+class QuitGame(Exception):
+    """The human asked to leave the game."""
+
+
+class UsageError(Exception):
+    """A bad command-line value, reported through the subcommand's ``parser.error``."""
+
+
+# ---------------------------------------------------------------- human player
+def parse_choice(text: str, count: int) -> int | str:
+    """A human's answer to a list of ``count`` numbered actions: the chosen index (0-based)
+    or one of the commands ``"board"``, ``"help"``, ``"quit"``. ``ValueError`` says what
+    is wrong with anything else."""
+    word = text.strip().lower()
+    if not word:
+        raise ValueError(f"type a number from 1 to {count} (h for help)")
+    commands = {"b": "board", "board": "board", "h": "help", "help": "help", "?": "help",
+                "q": "quit", "quit": "quit", "exit": "quit"}
+    if word in commands:
+        return commands[word]
+    try:
+        number = int(word)
+    except ValueError:
+        raise ValueError(f"{text.strip()!r} is not a number from the list; type 1 to {count} "
+                         "(h for help)") from None
+    if not 1 <= number <= count:
+        raise ValueError(f"{number} is not in the list; choose 1 to {count}")
+    return number - 1
+
+
+class HumanAgent(Agent):
+    """A player at the terminal: shows the board and the numbered legal actions and reads a choice.
+
+    Input comes from ``input_fn`` (``input`` by default) so tests can script it;
+    ``quit`` raises :class:`QuitGame`, end of input ``EOFError``."""
+
+    name = HUMAN_NAME
+
+    def __init__(self, input_fn: InputFn = input, out: TextIO | None = None) -> None:
+        self.input_fn = input_fn
+        self.out = out
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray, state: GameState | None = None) -> int:
+        if state is None:
+            raise ValueError("HumanAgent needs the game state to show the board")
+        out = self.out or sys.stdout
+        legal = check_mask(action_mask).tolist()
+        if len(legal) == 1:  # nothing to decide: don't make the human type it
+            print(f"(your only choice) {state.action_to_string(legal[0])}", file=out)
+            return legal[0]
+        self._show(state, legal, out)
+        while True:
+            try:
+                choice = parse_choice(self.input_fn(f"Your choice (1-{len(legal)}, h for help): "), len(legal))
+            except ValueError as exc:
+                print(exc, file=out)
+                continue
+            if choice == "quit":
+                raise QuitGame
+            if choice == "help":
+                print(PLAY_HELP, file=out)
+            elif choice == "board":
+                self._show(state, legal, out)
+            else:
+                return legal[choice]
+
+    @staticmethod
+    def _show(state: GameState, legal: list[int], out: TextIO) -> None:
+        print("\n" + state_to_text(state), file=out)
+        print(f"\nPlayer {state.current_player} (you), choose:", file=out)
+        for i, a in enumerate(legal, 1):
+            print(f"{i:>4}. {state.action_to_string(a)}", file=out)
+
+
+# ---------------------------------------------------------------- printing games
+def move_printer(names: Sequence[str], out: TextIO) -> Callable[[GameState, int, int], None]:
+    """An ``on_step`` callback printing each action on its own line as ``player k (name): action``."""
+
+    def on_step(state: GameState, seat: int, action: int) -> None:
+        print(f"player {seat} ({names[seat]}): {state.action_to_string(action)}", file=out)
+
+    return on_step
+
+
+class TurnPrinter:
+    """An ``on_step`` callback printing one line per turn, in the format of
+    ``python -m concordia_env`` but naming each player's agent; call :meth:`flush` at the end."""
+
+    def __init__(self, names: Sequence[str], out: TextIO) -> None:
+        self.names = list(names)
+        self.out = out
+        self.lines: list[str] = []
+        self.player: int | None = None
+        self.turn = 0
+
+    def __call__(self, state: GameState, seat: int, action: int) -> None:
+        # a new turn starts when the active player changes, or with a card play after other actions
+        if self.player is None:
+            self.player = state.active_player
+        elif state.active_player != self.player or (state.phase == 0 and self.lines):
+            self.flush()
+            self.player = state.active_player
+            self.turn += 1
+        text = state.action_to_string(action)
+        if seat != state.active_player:  # a storehouse-overflow choice by another player
+            text = f"[player {seat}] {text}"
+        self.lines.append(text)
+
+    def flush(self) -> None:
+        if self.lines:
+            p = self.player
+            print(f"Turn {self.turn:3d}, player {p} ({self.names[p]}): " + "; ".join(self.lines), file=self.out)
+        self.lines.clear()
+
+
+def print_outcome(state: GameState, record: dict[str, Any], out: TextIO) -> None:
+    """Final board, the score table with the per-god breakdown, and the winner's agent."""
+    print("\n" + state_to_text(state), file=out)
+    print_result(state, out)
+    result = record["result"]
+    if result["truncated"]:
+        print(f"Game stopped (truncated) after {result['turns']} card plays: no winner.", file=out)
+    else:
+        w = result["winner"]
+        print(f"Winner: player {w} ({record['agents'][w]}) with {result['scores'][w]} VP", file=out)
+
+
+def _seat_lines(names: Sequence[str]) -> str:
+    return "\n".join(f"  player {k}: {name}" for k, name in enumerate(names))
+
+
+# ---------------------------------------------------------------- commands
+def _check_setup(map_name: str, players: int) -> None:
+    try:
+        check_setup_args(map_name, players)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _agents(specs: Sequence[str]) -> list[Agent]:
+    try:
+        return [make_agent(s) for s in specs]
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def split_specs(text: str) -> list[str]:
+    """``"heuristic,random"`` -> ``["heuristic", "random"]`` (specs never contain commas)."""
+    return [s.strip() for s in text.split(",")]
+
+
+def opponent_specs(text: str, players: int) -> list[str]:
+    """One spec for every other seat, or a comma list of exactly ``players - 1`` specs."""
+    specs = split_specs(text)
+    if len(specs) == 1:
+        return specs * (players - 1)
+    if len(specs) != players - 1:
+        raise UsageError(f"--opponents: give one spec for all {players - 1} other seats or a comma list "
+                         f"of {players - 1}, got {len(specs)}: {text!r}")
+    return specs
+
+
+def cmd_play(args: argparse.Namespace, input_fn: InputFn, out: TextIO) -> int:
+    """A human at the terminal against agents."""
+    _check_setup(args.map, args.players)
+    n = args.players
+    if not 0 <= args.seat < n:
+        raise UsageError(f"--seat must be 0..{n - 1} for {n} players, got {args.seat}")
+    opponents = iter(_agents(opponent_specs(args.opponents, n)))
+    human = HumanAgent(input_fn, out)
+    agents = [human if k == args.seat else next(opponents) for k in range(n)]
+    names = ["you" if a is human else a.name for a in agents]
+    print(f"Concordia: {args.map}, {n} players, seed {args.seed}; you are player {args.seat}\n"
+          + _seat_lines(names), file=out)
+    print("Type h for help.", file=out)
+    try:
+        record = play_game(args.map, n, args.seed, agents, intermediate_scoring=args.intermediate_scoring,
+                           on_step=move_printer(names, out))
+    except (QuitGame, EOFError, KeyboardInterrupt) as exc:
+        why = {QuitGame: "you left", EOFError: "end of input"}.get(type(exc), "interrupted")
+        print(f"\nGame abandoned ({why}); nothing saved.", file=out)
+        return 0
+    state = final_state(record)
+    print_outcome(state, record, out)
+    place = state.ranking().index(args.seat) + 1
+    print(f"You (player {args.seat}) finished {_ordinal(place)} of {n}.", file=out)
+    if args.save:
+        save_record(record, args.save)
+        print(f"Game record written to {args.save} (concordia replay {args.save})", file=out)
+    return 0
+
+
+def _ordinal(k: int) -> str:
+    suffix = {1: "st", 2: "nd", 3: "rd"}.get(k, "th")  # places run 1..5 only
+    return f"{k}{suffix}"
+
+
+def cmd_tournament(args: argparse.Namespace, input_fn: InputFn, out: TextIO) -> int:
+    """Many games with rotated seats; prints the table, optionally writes JSON and records."""
+    specs = split_specs(args.agents)
+    games = args.games if args.games is not None else 20 * args.players
+    try:
+        check_tournament_args(args.map, args.players, specs, games, args.workers)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    result = run_tournament(args.map, args.players, specs, games, seed=args.seed, workers=args.workers,
+                            intermediate_scoring=args.intermediate_scoring, record_dir=args.records,
+                            progress=not args.no_progress, max_turns=args.max_turns)
+    print(format_table(result), file=out)
+    if args.out:
+        write_results(result, args.out)
+        print(f"Results written to {args.out}", file=out)
+    if args.records:
+        print(f"Game records written to {args.records}/game_*.json", file=out)
+    return 0
+
+
+def cmd_replay(args: argparse.Namespace, input_fn: InputFn, out: TextIO) -> int:
+    """Step through a saved game, board after every action."""
+    record = load_record(args.record)
+    final = verify_record(record)
+    total = len(record["actions"])
+    if not 0 <= args.start <= total:
+        raise UsageError(f"--from must be 0..{total} for this record of {total} actions, got {args.start}")
+    names = record["agents"]
+    print(f"Replay of {args.record}: {record['map']}, {record['players']} players, seed {record['seed']}, "
+          f"{total} actions (result verified)\n" + _seat_lines(names), file=out)
+    if args.start == 0:
+        print("\n" + state_to_text(initial_state(record)), file=out)
+    try:
+        for step in replay_steps(record, start=args.start):
+            print(f"\n[{step.index}] player {step.player} ({names[step.player]}): {step.text}  "
+                  f"(action {step.action})", file=out)
+            print(state_to_text(step.state), file=out)
+            if not args.no_pause and step.index < total - 1 \
+                    and input_fn("[Enter] next action, q to quit: ").strip().lower() in ("q", "quit", "exit"):
+                print(f"Stopped after action {step.index}.", file=out)
+                return 0
+    except (EOFError, KeyboardInterrupt):
+        print("\nReplay stopped.", file=out)
+        return 0
+    print_outcome(final, record, out)
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace, input_fn: InputFn, out: TextIO) -> int:
+    """One seeded game between baseline agents, printed turn by turn."""
+    _check_setup(args.map, args.players)
+    n = args.players
+    specs = split_specs(args.agents) if args.agents else list(DEMO_AGENTS[:n])
+    if len(specs) != n:
+        raise UsageError(f"--agents: {n} players need {n} specs, got {len(specs)}: {specs}")
+    agents = _agents(specs)
+    names = [a.name for a in agents]
+    print(f"Concordia demo: {args.map}, {n} players, seed {args.seed}\n" + _seat_lines(names), file=out)
+    print("\n" + state_to_text(new_game(args.map, n, args.seed, args.intermediate_scoring)) + "\n", file=out)
+    printer = TurnPrinter(names, out)
+    record = play_game(args.map, n, args.seed, agents, intermediate_scoring=args.intermediate_scoring,
+                       max_turns=args.max_turns, on_step=printer)
+    printer.flush()
+    print_outcome(final_state(record), record, out)
+    if args.save:
+        save_record(record, args.save)
+        print(f"Game record written to {args.save} (concordia replay {args.save})", file=out)
+    return 0
+
+
+# ---------------------------------------------------------------- parser
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="concordia", description="Play Concordia against the baseline "
+                                     "agents, run tournaments between them, replay and watch games.",
+                                     formatter_class=argparse.RawDescriptionHelpFormatter,
+                                     epilog="Run 'concordia COMMAND -h' for a command's options.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(name: str, text: str) -> argparse.ArgumentParser:
+        return sub.add_parser(name, help=text, description=text[0].upper() + text[1:] + ".")
+
+    def setup_args(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--map", default="imperium", choices=MAP_NAMES, help="(default imperium)")
+        p.add_argument("--players", type=int, default=4, help="Imperium 3-5, Italia 2-4 (default 4)")
+        p.add_argument("--intermediate-scoring", action="store_true", help="play with the intermediate scoring")
+
+    p = command("play", "play against agents in the terminal")
+    setup_args(p)
+    p.add_argument("--opponents", default=DEFAULT_OPPONENT, metavar="SPECS",
+                   help=f"one agent spec for every other seat, or a comma list of players-1 specs "
+                        f"(default {DEFAULT_OPPONENT})")
+    p.add_argument("--seat", type=int, default=0, help="your seat, 0..players-1 (default 0)")
+    p.add_argument("--seed", type=int, default=0, help="game setup seed (default 0)")
+    p.add_argument("--save", metavar="FILE", help="write the game record here at the end")
+    p.set_defaults(run=cmd_play, parser=p)
+
+    p = command("tournament", "many games between agents with rotated seats; ratings table")
+    setup_args(p)
+    p.add_argument("--agents", required=True, metavar="SPECS",
+                   help="comma list of one agent spec per seat, e.g. heuristic,random,random,random")
+    p.add_argument("--games", type=int, default=None,
+                   help="number of games, a multiple of players (default 20 x players)")
+    p.add_argument("--seed", type=int, default=0, help="game g is set up with seed+g (default 0)")
+    p.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
+    p.add_argument("--max-turns", type=int, default=2000, help="stop a game after this many card plays")
+    p.add_argument("--out", metavar="FILE", help="write the results as JSON")
+    p.add_argument("--records", metavar="DIR", help="write every game record to DIR/game_NNNNN.json")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(run=cmd_tournament, parser=p)
+
+    p = command("replay", "step through a saved game record")
+    p.add_argument("record", metavar="FILE", help="a game record (from play/demo --save or tournament --records)")
+    p.add_argument("--no-pause", action="store_true", help="print everything without waiting for Enter")
+    p.add_argument("--from", dest="start", type=int, default=0, metavar="N",
+                   help="start showing at action index N")
+    p.set_defaults(run=cmd_replay, parser=p)
+
+    p = command("demo", "watch one seeded game between the baseline agents")
+    setup_args(p)
+    p.add_argument("--seed", type=int, default=0, help="game setup seed (default 0)")
+    p.add_argument("--agents", metavar="SPECS",
+                   help="comma list of one spec per seat (default: the first players of "
+                        + ",".join(DEMO_AGENTS) + ")")
+    p.add_argument("--max-turns", type=int, default=2000, help="stop the game after this many card plays")
+    p.add_argument("--save", metavar="FILE", help="write the game record here")
+    p.set_defaults(run=cmd_demo, parser=p)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, *, input_fn: InputFn = input, out: TextIO | None = None) -> int:
+    """Run the ``concordia`` command; returns the exit code.
+
+    Bad arguments exit through ``parser.error`` (status 2); unreadable or corrupt
+    files print ``error: ...`` on stderr and return 1."""
+    args = build_parser().parse_args(argv)
+    out = out or sys.stdout
+    try:
+        return args.run(args, input_fn, out)
+    except UsageError as exc:
+        args.parser.error(str(exc))
+    except BrokenPipeError:
+        # output piped into e.g. `head`: stop quietly, and keep the interpreter from failing
+        # again when it flushes stdout at exit
+        if out is sys.stdout:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    except (OSError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("\ninterrupted", file=sys.stderr)
+        return 130
+    return 1  # pragma: no cover - parser.error exits
+
+
+if __name__ == "__main__":
+    sys.exit(main())

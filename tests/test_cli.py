@@ -1,0 +1,242 @@
+"""The ``concordia`` command: play (scripted input), tournament, replay, demo and bad arguments.
+
+Commands run in-process through ``main([...])`` (fast); one test runs the
+installed console script in a subprocess."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from typing import Iterable
+
+import pytest
+
+from agents.cli import DEMO_AGENTS, main, parse_choice
+from agents.records import load_record, save_record, verify_record
+
+
+def scripted(answers: Iterable[str], then: BaseException | None = None):
+    """An ``input_fn`` giving ``answers`` in order, then raising ``then`` (EOFError by default)."""
+    it = iter(answers)
+    prompts: list[str] = []
+
+    def input_fn(prompt: str = "") -> str:
+        prompts.append(prompt)
+        try:
+            return next(it)
+        except StopIteration:
+            raise then or EOFError from None
+
+    input_fn.prompts = prompts
+    return input_fn
+
+
+def always(answer: str):
+    return lambda prompt="": answer
+
+
+PLAY = ["play", "--map", "italia", "--players", "2", "--opponents", "random"]
+
+
+# ---------------------------------------------------------------- play
+def test_parse_choice():
+    assert parse_choice(" 3 ", 5) == 2
+    assert [parse_choice(w, 5) for w in ("b", "Board", "h", "help", "q", "QUIT", "exit")] == [
+        "board", "board", "help", "help", "quit", "quit", "quit"]
+    for bad, msg in [("", "type a number"), ("x", "not a number"), ("0", "not in the list"),
+                     ("6", "not in the list"), ("-1", "not in the list"), ("1.5", "not a number")]:
+        with pytest.raises(ValueError, match=msg):
+            parse_choice(bad, 5)
+
+
+def test_play_bad_input_board_help_then_quit(capsys):
+    input_fn = scripted(["foo", "", "999", "0", "board", "h", "quit"])
+    assert main(PLAY, input_fn=input_fn) == 0
+    out = capsys.readouterr().out
+    assert "'foo' is not a number from the list" in out
+    assert "type a number from 1 to" in out
+    assert "999 is not in the list" in out and "0 is not in the list" in out
+    assert out.count("Concordia — Italia") == 2  # shown, then shown again for 'board'
+    assert "q, quit, exit" in out  # the help
+    assert "Game abandoned (you left)" in out
+    assert len(input_fn.prompts) == 7  # every bad answer got the same prompt again
+    assert len(set(input_fn.prompts)) == 1
+
+
+def test_play_to_the_end_always_choosing_option_one(capsys, tmp_path):
+    path = tmp_path / "game.json"
+    assert main(PLAY + ["--seed", "2", "--seat", "1", "--save", str(path)], input_fn=always("1")) == 0
+    out = capsys.readouterr().out
+    assert "Final scores" in out and "Winner (after tie-break)" in out
+    assert "You (player 1) finished" in out
+    assert "player 0 (random): play " in out  # opponents' moves, one line each
+    assert "player 1 (you): " in out
+    record = load_record(path)
+    assert record["agents"] == ["random", "human"] and record["seed"] == 2
+    verify_record(record)
+
+
+@pytest.mark.parametrize("error,message", [(EOFError(), "end of input"), (KeyboardInterrupt(), "interrupted")])
+def test_play_eof_and_ctrl_c_leave_cleanly(capsys, error, message):
+    assert main(PLAY, input_fn=scripted(["1"], then=error)) == 0
+    assert f"Game abandoned ({message})" in capsys.readouterr().out
+
+
+def test_play_against_a_list_of_opponents(capsys):
+    argv = ["play", "--map", "italia", "--players", "3", "--opponents", "random, random", "--seat", "2"]
+    assert main(argv, input_fn=scripted(["q"])) == 0
+    out = capsys.readouterr().out
+    assert "player 0: random\n  player 1: random\n  player 2: you" in out
+
+
+# ---------------------------------------------------------------- tournament
+def test_tournament_writes_results(capsys, tmp_path):
+    out_path, records = tmp_path / "results.json", tmp_path / "records"
+    argv = ["tournament", "--map", "italia", "--players", "2", "--agents", "random,random", "--games", "4",
+            "--seed", "3", "--out", str(out_path), "--records", str(records), "--no-progress"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "italia, 2 players: 4 games from seed 3" in out and "random" in out
+    result = json.loads(out_path.read_text())
+    assert (result["map"], result["players"], result["games"], result["seed"]) == ("italia", 2, 4, 3)
+    assert result["agents"] == ["random", "random"]
+    stats = result["per_agent"]["random"]
+    assert stats["games"] == 8 and stats["wins"] == 4
+    assert {"win_rate", "win_rate_ci95", "mean_vp", "mean_rank", "seat_wins", "seat_games", "mu", "sigma",
+            "ordinal"} <= set(stats)
+    assert len(list(records.glob("game_*.json"))) == 4
+
+
+# ---------------------------------------------------------------- replay
+@pytest.fixture
+def saved_game(tmp_path, capsys):
+    """A demo game saved to disk, and the demo's printed output."""
+    path = tmp_path / "game.json"
+    assert main(["demo", "--map", "italia", "--players", "2", "--agents", "random,random", "--seed", "4",
+                 "--save", str(path)]) == 0
+    return path, capsys.readouterr().out
+
+
+def _final_scores(text: str) -> str:
+    return text[text.index("Final scores"):text.index("Winner (after tie-break)")]
+
+
+def test_replay_no_pause_prints_final_scores_that_match(capsys, saved_game):
+    path, demo_out = saved_game
+    record = load_record(path)
+    assert main(["replay", str(path), "--no-pause"]) == 0
+    out = capsys.readouterr().out
+    assert "result verified" in out
+    assert _final_scores(out) == _final_scores(demo_out)
+    n = len(record["actions"])
+    assert f"[{n - 1}] player " in out and f"[{n}]" not in out
+    assert out.count("Concordia — Italia") == n + 2  # start, after every action, final
+
+
+def test_replay_pauses_and_quits(capsys, saved_game):
+    path, _ = saved_game
+    input_fn = scripted(["", "", "q"])
+    assert main(["replay", str(path), "--from", "10"], input_fn=input_fn) == 0
+    out = capsys.readouterr().out
+    assert "[10] player" in out and "[12] player" in out and "[13] player" not in out
+    assert "Stopped after action 12" in out and "Final scores" not in out
+
+
+def test_replay_stops_at_end_of_input(capsys, saved_game):
+    path, _ = saved_game
+    assert main(["replay", str(path)], input_fn=scripted([])) == 0
+    assert "Replay stopped" in capsys.readouterr().out
+
+
+def test_replay_corrupt_and_missing_files(capsys, tmp_path, saved_game):
+    path, _ = saved_game
+    record = load_record(path)
+    record["result"]["scores"][0] += 1
+    bad = tmp_path / "bad.json"
+    save_record(record, bad)
+    assert main(["replay", str(bad), "--no-pause"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: record result 'scores'") and "Traceback" not in err
+
+    (tmp_path / "junk.json").write_text("{")
+    assert main(["replay", str(tmp_path / "junk.json")]) == 1
+    assert "not valid JSON" in capsys.readouterr().err
+
+    assert main(["replay", str(tmp_path / "nope.json")]) == 1
+    assert "No such file" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- demo
+def test_demo_prints_turns_board_and_final_scores(capsys):
+    assert main(["demo", "--agents", "random,random,random,random", "--seed", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "Concordia demo: imperium, 4 players, seed 1" in out
+    assert "Turn   0, player " in out and "(random): play " in out
+    assert out.count("Concordia — Imperium") == 2  # the board at the start and at the end
+    assert "Final scores" in out and "Concordia" in out and "Winner: player" in out
+
+
+def test_demo_default_agents():
+    assert DEMO_AGENTS[:4] == ("heuristic", "mcts:iterations=200", "random", "random")
+    assert len(DEMO_AGENTS) == 5
+
+
+# ---------------------------------------------------------------- bad arguments
+@pytest.mark.parametrize("argv,message", [
+    (["play", "--map", "atlantis"], "invalid choice: 'atlantis'"),
+    (["play", "--map", "italia", "--players", "5", "--opponents", "random"], "cannot be played by 5 players"),
+    (["play", "--players", "x"], "invalid int value"),
+    (["play", "--map", "italia", "--players", "2", "--opponents", "nosuch"], "unknown agent 'nosuch'"),
+    (["play", "--map", "italia", "--players", "3", "--opponents", "random,random,random"],
+     "comma list of 2, got 3"),
+    (["play", "--map", "italia", "--players", "2", "--opponents", "random", "--seat", "2"], "--seat must be 0..1"),
+    (["tournament", "--map", "italia", "--players", "2", "--agents", "random"], "2 players need 2 agent specs"),
+    (["tournament", "--map", "italia", "--players", "2", "--agents", "random,random", "--games", "3"],
+     "try 2 or 4"),
+    (["tournament", "--map", "italia", "--players", "2", "--agents", "random,bogus:x=1"], "unknown agent 'bogus'"),
+    (["tournament", "--map", "italia", "--players", "2", "--agents", "random,random:depth"], "not key=value"),
+    (["tournament", "--players", "4"], "the following arguments are required: --agents"),
+    (["demo", "--agents", "random,random"], "4 players need 4 specs, got 2"),
+    (["demo", "--map", "imperium", "--players", "2", "--agents", "random,random"], "cannot be played by 2"),
+    (["replay"], "the following arguments are required: FILE"),
+    ([], "the following arguments are required: COMMAND"),
+    (["fly"], "invalid choice: 'fly'"),
+])
+def test_bad_arguments_exit_2_with_a_message(capsys, argv, message):
+    with pytest.raises(SystemExit) as exc:
+        main(argv, input_fn=scripted([]))
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+def test_replay_from_out_of_range(capsys, saved_game):
+    path, _ = saved_game
+    with pytest.raises(SystemExit) as exc:
+        main(["replay", str(path), "--from", "100000"])
+    assert exc.value.code == 2
+    assert "--from must be 0.." in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- the installed command
+def _command() -> list[str]:
+    exe = shutil.which("concordia")
+    return [exe] if exe else [sys.executable, "-m", "agents.cli"]
+
+
+def test_console_script(tmp_path):
+    path = tmp_path / "game.json"
+    run = subprocess.run(_command() + ["demo", "--map", "italia", "--players", "2", "--agents", "random,random",
+                                       "--save", str(path)], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert "Final scores" in run.stdout
+    verify_record(load_record(path))
+    # play with input piped in, ended by end of input: no traceback, exit 0
+    run = subprocess.run(_command() + PLAY, input="nonsense\n1\n", capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert "Game abandoned (end of input)" in run.stdout and "Traceback" not in run.stderr
+    run = subprocess.run(_command() + ["replay", str(tmp_path / "missing.json")], capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == 1 and run.stderr.startswith("error: ") and "Traceback" not in run.stderr
