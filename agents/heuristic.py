@@ -44,11 +44,12 @@ from concordia_env.state import GameState
 from .base import Agent, check_mask
 
 WEALTH = 0.15  # points per sestertius of coins or goods
-NEEDED = 1.4  # goods the next builds (or a colonist) need count this many times their price
+NEEDED = 2.0  # goods the next builds (or a colonist) need count this many times their price
 SURPLUS = 0.9  # other goods count a little below their price: sell them to buy what is needed
 REACH = 3  # movement points within which a city counts as a next build target
 MAX_NEED_BRICK, MAX_NEED = 3, 2  # at most this many of a good count as needed
 RICH = 30  # sestertii beyond this are worth half: coins only help once spent
+ROOM = 0.6  # a free storehouse slot: without one, neither production nor buying adds goods
 HOUSE = 2.0
 COLONIST = 1.5
 CARD = 1.5
@@ -130,8 +131,9 @@ def position_value(s, T, p, vp):
         in_hand += s[O_HAND + p * NT + t]
         cards += s[O_HAND + p * NT + t] + s[O_DISCARD + p * NT + t]
     built = T[T_HOUSES] - s[O_HOUSES_LEFT + p]
+    room = ROOM if E.free_slots(s, T, p) > 0 else 0.0
     return (v + WEALTH * wealth + HOUSE * built + COLONIST * on_board + CARD * cards
-            + IN_HAND * in_hand + ACCESS * access)
+            + IN_HAND * in_hand + ACCESS * access + room)
 
 
 @njit(cache=True)

@@ -1,0 +1,265 @@
+"""MCTSAgent: Monte Carlo tree search over the core game with the deck order re-sampled.
+
+Each iteration copies the current state, shuffles the cards still in the deck
+(within each stacked deck I, II, ...: that is exactly what every player
+knows, so the sample is a fair draw from the player's belief), walks the tree
+from the root, adds one node and evaluates it:
+
+* ``rollout="heuristic"`` (default): the :mod:`agents.heuristic` position value
+  of every player, turned into shares of a win by a softmax with temperature
+  ``temperature`` (VP-like units); a finished game scores 1 for the winner;
+* ``rollout="random"``: a uniformly random playout to the end of the game
+  (compiled), 1 for the winner, 0 for the others.
+
+Selection is PUCT for the player deciding at each node (max^n: every node
+keeps the mean result of every player), with priors from a softmax of the
+heuristic's one-step values, so the search looks first where the heuristic
+would. Actions legal in one deck sample but not another (a card that
+appears only in some orders) are simply skipped where illegal.
+
+The budget is ``iterations`` per decision, or ``ms`` milliseconds per decision
+when given (then results depend on the machine's speed; iterations are
+reproducible everywhere). A decision with one legal action is not searched.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+from numba import njit
+
+from concordia_env import engine as E
+from concordia_env.board import deck_card_ids
+from concordia_env.state import GameState
+
+from . import heuristic as H
+from .base import Agent, check_mask
+
+NGODS, NUM_ACTIONS, MAXP = E.NGODS, E.NUM_ACTIONS, E.MAXP
+O_NPLAYERS, O_PHASE, O_PM, PH_OVER = E.O_NPLAYERS, E.O_PHASE, E.O_PM, E.PH_OVER
+
+
+@njit(cache=True)
+def _winner(s, T):
+    n = s[O_NPLAYERS]
+    vp = np.zeros(NGODS, np.int32)
+    best, best_key = -1, -1
+    pm = s[O_PM]
+    for p in range(n):
+        # most VP; ties to the Praefectus Magnus holder, then whoever would receive it soonest
+        key = E.score_player(s, T, p, vp) * 8 + (MAXP - (pm - p + n) % n)
+        if key > best_key:
+            best, best_key = p, key
+    return best
+
+
+@njit(cache=True)
+def evaluate(s, T, temperature, out):
+    """Every player's share of a win (sums to 1) into ``out[:n]``."""
+    n = s[O_NPLAYERS]
+    out[:] = 0.0
+    if s[O_PHASE] == PH_OVER:
+        out[_winner(s, T)] = 1.0
+        return
+    vp = np.zeros(NGODS, np.int32)
+    top = -np.inf
+    for p in range(n):
+        out[p] = H.position_value(s, T, p, vp) / temperature
+        if out[p] > top:
+            top = out[p]
+    total = 0.0
+    for p in range(n):
+        out[p] = math.exp(out[p] - top)
+        total += out[p]
+    for p in range(n):
+        out[p] /= total
+
+
+@njit(cache=True)
+def random_result(s, T, mask, seed, out):
+    """Play ``s`` out at random (in place); 1 for the winner in ``out``."""
+    E.random_playout(s, T, mask, seed, 100000)
+    out[:] = 0.0
+    if s[O_PHASE] == PH_OVER:
+        out[_winner(s, T)] = 1.0
+    else:  # pragma: no cover - a random game always ends well within the bound
+        out[: s[O_NPLAYERS]] = 1.0 / s[O_NPLAYERS]
+
+
+@njit(cache=True)
+def priors(s, T, mask, out):
+    """Softmax of the deciding player's one-step heuristic values over the legal actions."""
+    p = s[E.O_CURRENT]
+    tmp = np.empty_like(s)
+    tmask = np.empty_like(mask)
+    vp = np.zeros(NGODS, np.int32)
+    H.step_values(s, T, mask, p, out, tmp, tmask, vp)
+    top = -np.inf
+    for a in range(NUM_ACTIONS):
+        if out[a] > top:
+            top = out[a]
+    total = 0.0
+    for a in range(NUM_ACTIONS):
+        out[a] = math.exp(out[a] - top) if mask[a] else 0.0
+        total += out[a]
+    for a in range(NUM_ACTIONS):
+        out[a] /= total
+
+
+@njit(cache=True)
+def _compiled_kernel_stamp():
+    return KERNEL_STAMP
+
+
+KERNEL_STAMP = E.source_stamp(__file__, H.KERNEL_STAMP)
+E.refresh_stale_kernels(_compiled_kernel_stamp, KERNEL_STAMP, _winner, evaluate, random_result, priors)
+
+
+class _Node:
+    """Statistics of one action sequence from the root; children by action id."""
+
+    __slots__ = ("player", "visits", "value", "children", "prior")
+
+    def __init__(self, player: int, prior: np.ndarray | None) -> None:
+        self.player = player
+        self.visits = 0
+        self.value = np.zeros(MAXP)  # summed results of every player
+        self.children: dict[int, _Node] = {}
+        self.prior = prior
+
+
+def deck_blocks(state: GameState) -> list[tuple[int, int]]:
+    """(start, stop) positions of each stacked deck (I, II, ...) within the deck array."""
+    comp = state.game.components
+    ids = deck_card_ids(comp)
+    out, start = [], 0
+    for d in comp.decks_per_player_count[state.num_players]:
+        out.append((start, start + len(ids[d])))
+        start += len(ids[d])
+    return out
+
+
+def resample_deck(s: np.ndarray, blocks: list[tuple[int, int]], rng: np.random.Generator) -> None:
+    """Shuffle the undrawn cards of ``s`` within their stacked decks (in place)."""
+    pos = int(s[E.O_DECK_POS])
+    deck = s[E.O_DECK:E.O_DECK + E.NCARD]
+    for start, stop in blocks:
+        lo = max(start, pos)
+        if lo < stop - 1:
+            deck[lo:stop] = rng.permutation(deck[lo:stop])
+
+
+class MCTSAgent(Agent):
+    """Determinized PUCT search (see the module docstring).
+
+    Args:
+        seed: seeds the deck samples, the random playouts and tie-breaks.
+        iterations: search iterations per decision (default 400 when ``ms`` is not given).
+        ms: time budget per decision in milliseconds (overrides ``iterations``).
+        rollout: "heuristic" (position value at the new node) or "random" (random playout).
+        c_puct: exploration constant.
+        temperature: softmax temperature turning position values into win shares.
+    """
+
+    name = "mcts"
+
+    def __init__(self, seed: int = 0, iterations: int | None = None, ms: float | None = None,
+                 rollout: str = "heuristic", c_puct: float = 1.5, temperature: float = 8.0) -> None:
+        if rollout not in ("heuristic", "random"):
+            raise ValueError(f"rollout must be 'heuristic' or 'random', got {rollout!r}")
+        if ms is not None and not (isinstance(ms, (int, float)) and ms > 0):
+            raise ValueError(f"ms must be a positive number of milliseconds, got {ms!r}")
+        if iterations is None:
+            iterations = 400
+        if isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 1:
+            raise ValueError(f"iterations must be a positive int, got {iterations!r}")
+        if not c_puct > 0 or not temperature > 0:
+            raise ValueError("c_puct and temperature must be positive")
+        self.iterations, self.ms, self.rollout = iterations, ms, rollout
+        self.c_puct, self.temperature = float(c_puct), float(temperature)
+        self.last_iterations = 0
+        self.reset(seed)
+
+    def reset(self, seed: int | None = None) -> None:
+        if seed is not None:
+            self.rng = np.random.default_rng(seed)
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray, state: GameState | None = None) -> int:
+        legal = check_mask(action_mask)
+        if state is None:
+            raise ValueError("MCTSAgent searches the game itself: pass the core GameState as `state`")
+        if not np.array_equal(np.flatnonzero(state.legal_action_mask()), legal):
+            raise ValueError("action_mask does not match state's legal actions")
+        if legal.size == 1:
+            return int(legal[0])
+        return self._search(state)
+
+    # ------------------------------------------------------------ search
+    def _new_node(self, s: np.ndarray, T: np.ndarray, mask: np.ndarray) -> _Node:
+        if s[E.O_PHASE] == PH_OVER:
+            return _Node(-1, None)
+        prior = np.empty(NUM_ACTIONS)
+        priors(s, T, mask, prior)
+        return _Node(int(s[E.O_CURRENT]), prior)
+
+    def _select(self, node: _Node, mask: np.ndarray) -> int:
+        legal = np.flatnonzero(mask)
+        p = node.player
+        sqrt_n = math.sqrt(node.visits + 1)
+        # unvisited actions start from the node's own mean for its player (first-play urgency)
+        fpu = node.value[p] / node.visits if node.visits else 0.5
+        best, best_score = -1, -math.inf
+        for a in legal.tolist():
+            child = node.children.get(a)
+            if child is None or child.visits == 0:
+                q, n = fpu, 0
+            else:
+                q, n = child.value[p] / child.visits, child.visits
+            score = q + self.c_puct * node.prior[a] * sqrt_n / (1 + n)
+            if score > best_score:
+                best, best_score = a, score
+        return best
+
+    def _search(self, state: GameState) -> int:
+        T = state.game.tables
+        blocks = deck_blocks(state)
+        root_s, root_mask = state.s, state.legal_action_mask()
+        root = self._new_node(root_s, T, root_mask)
+        result = np.zeros(MAXP)
+        deadline = time.perf_counter() + self.ms / 1000 if self.ms is not None else None
+        done = 0
+        while True:
+            if deadline is not None:
+                if done > 0 and time.perf_counter() >= deadline:
+                    break
+            elif done >= self.iterations:
+                break
+            s = root_s.copy()
+            mask = root_mask.copy()
+            resample_deck(s, blocks, self.rng)
+            node, path = root, [root]
+            while node.player >= 0:
+                a = self._select(node, mask)
+                E.step(s, T, mask, a)
+                child = node.children.get(a)
+                if child is None:
+                    child = node.children[a] = self._new_node(s, T, mask)
+                    path.append(child)
+                    break
+                node = child
+                path.append(node)
+            leaf = path[-1]
+            if self.rollout == "random" and leaf.player >= 0:
+                random_result(s, T, mask, int(self.rng.integers(2**31)), result)
+            else:
+                evaluate(s, T, self.temperature, result)
+            for n in path:
+                n.visits += 1
+                n.value += result
+            done += 1
+        self.last_iterations = done
+        # most visited; ties to the better mean for the deciding player
+        p = root.player
+        return max(root.children.items(), key=lambda kv: (kv[1].visits, kv[1].value[p] / max(kv[1].visits, 1)))[0]
