@@ -11,6 +11,14 @@ VP and mean place, wins per seat, and an OpenSkill Plackett-Luce rating
 (``mu``, ``sigma``, ``ordinal = mu - 3 sigma``) updated game by game in game
 order. Games run in worker processes but are processed in game order, so the
 result is the same for any number of workers.
+
+The result also keeps the games themselves, for plots and per-game analysis:
+``per_game`` lists every game in game order as ``{"game", "seed", "seats"
+(spec per seat), "scores", "ranking", "winner_seat", "winner" (its spec),
+"truncated", "turns"}`` (winners null when truncated), and ``rating_history``
+lists, per game, every spec's ``[mu, sigma]`` after that game was rated (a
+truncated game repeats the previous ratings), so its last entry matches
+``per_agent``.
 """
 
 from __future__ import annotations
@@ -176,6 +184,22 @@ def _tally_game(model: PlackettLuce, tallies: dict[str, _Tally], specs: Sequence
         _rate(model, tallies, specs, result["ranking"])
 
 
+def _game_summary(game: int, game_seed: int, specs: Sequence[str], result: dict[str, Any]) -> dict[str, Any]:
+    """One ``per_game`` entry (see the module doc): the record's result without the VP breakdown."""
+    winner = result["winner"]
+    return {
+        "game": game,
+        "seed": game_seed,
+        "seats": list(specs),
+        "scores": list(result["scores"]),
+        "ranking": list(result["ranking"]),
+        "winner_seat": winner,
+        "winner": None if winner is None else specs[winner],
+        "truncated": bool(result["truncated"]),
+        "turns": int(result["turns"]),
+    }
+
+
 def run_tournament(map_name: str, num_players: int, agent_specs: Sequence[str], games: int, seed: int = 0,
                    workers: int = 1, intermediate_scoring: bool = False,
                    record_dir: str | os.PathLike | None = None, progress: bool = True,
@@ -186,6 +210,8 @@ def run_tournament(map_name: str, num_players: int, agent_specs: Sequence[str], 
     player count. ``record_dir``: write every game's record there as
     ``game_{g:05d}.json``. ``progress``: a tqdm bar on stderr. Games stopped at
     ``max_turns`` card plays count as played, without a winner, and are not rated.
+    Besides the per-agent statistics the result lists every game (``per_game``)
+    and the ratings after each game (``rating_history``); see the module doc.
     ``ValueError`` for bad arguments (before any game is played).
     """
     agent_specs = [s.strip() if isinstance(s, str) else s for s in agent_specs]
@@ -200,6 +226,8 @@ def run_tournament(map_name: str, num_players: int, agent_specs: Sequence[str], 
     tasks = [(map_name, num_players, seed + g, tuple(seat_specs(agent_specs, g)), bool(intermediate_scoring),
               max_turns) for g in range(games)]
     truncated = 0
+    per_game: list[dict[str, Any]] = []
+    rating_history: list[dict[str, list[float]]] = []
     workers = min(workers, games)
     pool = ProcessPoolExecutor(workers, initializer=_ignore_sigint) if workers > 1 else None
     try:
@@ -210,8 +238,11 @@ def run_tournament(map_name: str, num_players: int, agent_specs: Sequence[str], 
         with tqdm(total=games, disable=not progress, unit="game", desc=f"{map_name} {num_players}p",
                   leave=False) as bar:
             for g, record in enumerate(records):
-                _tally_game(model, tallies, tasks[g][3], record["result"])
-                truncated += record["result"]["truncated"]
+                specs, result = tasks[g][3], record["result"]
+                _tally_game(model, tallies, specs, result)
+                truncated += result["truncated"]
+                per_game.append(_game_summary(g, tasks[g][2], specs, result))
+                rating_history.append({spec: [t.rating.mu, t.rating.sigma] for spec, t in tallies.items()})
                 if out_dir is not None:
                     save_record(record, out_dir / f"game_{g:05d}.json")
                 bar.update()
@@ -229,6 +260,8 @@ def run_tournament(map_name: str, num_players: int, agent_specs: Sequence[str], 
         "agents": list(agent_specs),
         "per_agent": {spec: t.summary() for spec, t in tallies.items()},
         "truncated": truncated,
+        "per_game": per_game,
+        "rating_history": rating_history,
         "seconds": time.perf_counter() - start,
     }
 

@@ -227,9 +227,44 @@ def test_results_identical_for_any_worker_count(tmp_path):
     two = run_tournament(*args, seed=5, workers=2, progress=False, record_dir=tmp_path / "w2")
     assert one.pop("seconds") >= 0 and two.pop("seconds") >= 0
     assert one == two
+    assert len(one["per_game"]) == len(one["rating_history"]) == 6
+    assert one["per_game"] == two["per_game"] and one["rating_history"] == two["rating_history"]
     for g in range(6):
         name = f"game_{g:05d}.json"
         assert (tmp_path / "w1" / name).read_text() == (tmp_path / "w2" / name).read_text()
+
+
+def test_per_game_and_rating_history(with_first_agent, tmp_path):
+    specs = ["random", "first", "random"]
+    result = run_tournament("imperium", 3, specs, games=6, seed=3, progress=False, record_dir=tmp_path)
+    per_game, history, per = result["per_game"], result["rating_history"], result["per_agent"]
+    assert len(per_game) == len(history) == 6
+    wins = {spec: 0 for spec in per}
+    for g, game in enumerate(per_game):
+        assert (game["game"], game["seed"]) == (g, 3 + g)
+        assert game["seats"] == seat_specs(specs, g)  # the rotation
+        rec = load_record(tmp_path / f"game_{g:05d}.json")["result"]
+        assert (game["scores"], game["ranking"], game["truncated"], game["turns"]) == (
+            rec["scores"], rec["ranking"], rec["truncated"], rec["turns"])
+        assert game["winner_seat"] == rec["winner"] == game["ranking"][0]
+        assert game["winner"] == game["seats"][game["winner_seat"]]
+        wins[game["winner"]] += 1
+        assert set(history[g]) == set(per)
+    assert wins == {spec: a["wins"] for spec, a in per.items()}
+    assert history[-1] == {spec: [a["mu"], a["sigma"]] for spec, a in per.items()}
+    # ratings move game by game: the weak agent only loses, so its mu only falls
+    first_mu = [h["first"][0] for h in history]
+    assert first_mu == sorted(first_mu, reverse=True) and first_mu[0] < 25
+    assert json.loads(json.dumps(result)) == result  # plain JSON types throughout
+
+
+def test_truncated_games_in_per_game():
+    result = run_tournament("italia", 2, ["random", "random"], games=2, progress=False, max_turns=10)
+    for game in result["per_game"]:
+        assert game["truncated"] and game["turns"] == 10
+        assert game["winner_seat"] is None and game["winner"] is None
+    # not rated: the history stays at the initial rating
+    assert result["rating_history"] == [{"random": [pytest.approx(25.0), pytest.approx(25 / 3)]}] * 2
 
 
 def test_wilson_interval_known_values():
