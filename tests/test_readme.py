@@ -16,7 +16,7 @@ def _readme_commands() -> list[str]:
 
 def test_ci_runs_the_readme_test_command():
     install, tests = _readme_commands()[:2]
-    assert "python -m concordia_env" in install
+    assert install.endswith("concordia demo")
     pytest_part = tests.split("&&")[-1].strip()
     assert pytest_part.startswith("python -m pytest")
     ci_lines = [ln.strip() for ln in (ROOT / ".ci" / "run").read_text().splitlines()]
@@ -27,15 +27,33 @@ def test_ci_runs_the_readme_test_command():
     assert torch_line < extras_line
 
 
-def test_main_job_plays_a_full_game():
-    out = subprocess.run([sys.executable, "-m", "concordia_env", "--seed", "0"],
-                         capture_output=True, text=True, check=True, timeout=300).stdout
-    assert "Turn   0, player" in out
+def _concordia() -> list[str]:
+    """The installed `concordia` console script (next to this interpreter), else the module it runs."""
+    script = Path(sys.executable).with_name("concordia")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "agents.cli"]
+
+
+def _assert_final_scores(out: str) -> None:
+    """Four rows of per-god VP whose totals add up, and a winner."""
     assert "Final scores" in out and "Winner (after tie-break): player" in out
     rows = [ln.split() for ln in out.splitlines() if re.match(r"^\s+\d+(\s+\d+){8}$", ln)]
     assert len(rows) == 4
     for row in rows:
         assert sum(int(v) for v in row[1:8]) == int(row[8])
+
+
+def test_main_job_plays_a_full_game_between_baseline_agents():
+    out = subprocess.run(_concordia() + ["demo"], capture_output=True, text=True, check=True, timeout=300).stdout
+    for seat, agent in enumerate(("heuristic", "mcts", "random", "random")):
+        assert re.search(rf"player {seat}: {agent}", out), agent
+    _assert_final_scores(out)
+
+
+def test_core_random_game_still_prints():
+    out = subprocess.run([sys.executable, "-m", "concordia_env", "--seed", "0"],
+                         capture_output=True, text=True, check=True, timeout=300).stdout
+    assert "Turn   0, player" in out
+    _assert_final_scores(out)
 
 
 def test_main_job_rejects_bad_player_count():
