@@ -77,8 +77,12 @@ def state_from_observation(obs: np.ndarray) -> GameState:
     put("pm", _seat(o["praefectus_magnus"][:n]))
     put("concordia", _seat(o["concordia_card"][:n]))
     put("current", _seat(o["deciding_seat"][:n]))
-    # the active seat is not encoded once the game is over; the rules never ask for it then
-    put("active", max(_seat(o["active_seat"][:n]), 0))
+    # once the game is over the active seat is not encoded; the game ended after the turn of
+    # the player before the Concordia card's holder, so that is who was active
+    if phase == E.PH_OVER:
+        put("active", (_seat(o["concordia_card"][:n]) - 1) % n)
+    else:
+        put("active", max(_seat(o["active_seat"][:n]), 0))
     nc, npv = game.map.num_cities, len(game.map.province_names)
 
     # board
