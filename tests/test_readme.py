@@ -1,5 +1,6 @@
 """The README's promises: its test command is the one CI runs, its main job runs."""
 
+import json
 import re
 import subprocess
 import sys
@@ -73,3 +74,22 @@ def test_readme_observation_table_matches_the_code():
         _, want_shape, _ = next(f for f in OBSERVATION_FIELDS if f[0] == name)
         assert tuple(int(x) for x in shape.split("×")) == want_shape, name
         assert OBSERVATION_LAYOUT[name] == slice(int(start), int(stop) + 1), name
+
+
+def test_readme_strength_figures_match_the_committed_tournament_results():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    files = sorted((ROOT / "agents" / "results").glob("*.json"))
+    assert len(files) >= 2
+    for path in files:
+        res = json.loads(path.read_text(encoding="utf-8"))
+        first, *others = list(dict.fromkeys(res["agents"]))
+        a = res["per_agent"][first]
+        lo, hi = a["win_rate_ci95"]
+        other_vp = res["per_agent"][others[0]]["mean_vp"]
+        claim = (f"**{a['wins']} of {a['games']}** ({100 * a['win_rate']:.1f}%, 95% CI {100 * lo:.1f}–{100 * hi:.1f}%), "
+                 f"mean {a['mean_vp']:.1f} VP against {other_vp:.1f}")
+        assert claim in text, claim
+        command = (f"concordia tournament --map {res['map']} --players {res['players']} --agents {','.join(res['agents'])} "
+                   f"--games {res['games']} --seed {res['seed']} --workers 2 --out agents/results/{path.name}")
+        assert command in text, command
+        assert res["truncated"] == 0
