@@ -410,7 +410,7 @@ class ReleasedPolicyAgent(Agent):
         if not path.is_file():
             raise FileNotFoundError(
                 f"no released policy for map {map_name!r} at {path}; train one with "
-                f"training/train_ppo.py (issue 5) or use policy:path=FILE")
+                f"training/train_ppo.py or use policy:path=FILE")
         return load_policy(path, device=self.device)
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, state: GameState | None = None) -> int:

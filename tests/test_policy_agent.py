@@ -348,7 +348,7 @@ def test_released_policy_missing_file_fails_at_first_act(tmp_path, monkeypatch):
     assert isinstance(agent, ReleasedPolicyAgent)
     state = ce.new_game("italia", 3, seed=0)
     msg = (rf"no released policy for map 'italia' at {tmp_path / 'ppo_italia.zip'}; train one with "
-           r"training/train_ppo.py \(issue 5\) or use policy:path=FILE")
+           r"training/train_ppo.py or use policy:path=FILE")
     with pytest.raises(FileNotFoundError, match=msg):
         agent.act(encoding.observation(state, state.current_player), state.legal_action_mask())
 
