@@ -24,7 +24,7 @@ import numpy as np
 from concordia_env.__main__ import print_result
 from concordia_env.data import MAP_NAMES
 from concordia_env.game import check_setup_args
-from concordia_env.render import state_to_text
+from concordia_env.render import TurnPrinter, state_to_text
 from concordia_env.state import GameState, new_game
 
 from .base import Agent, check_mask, make_agent
@@ -128,37 +128,6 @@ def move_printer(names: Sequence[str], out: TextIO) -> Callable[[GameState, int,
         print(f"player {seat} ({names[seat]}): {state.action_to_string(action)}", file=out)
 
     return on_step
-
-
-class TurnPrinter:
-    """An ``on_step`` callback printing one line per turn, in the format of
-    ``python -m concordia_env`` but naming each player's agent; call :meth:`flush` at the end."""
-
-    def __init__(self, names: Sequence[str], out: TextIO) -> None:
-        self.names = list(names)
-        self.out = out
-        self.lines: list[str] = []
-        self.player: int | None = None
-        self.turn = 0
-
-    def __call__(self, state: GameState, seat: int, action: int) -> None:
-        # a new turn starts when the active player changes, or with a card play after other actions
-        if self.player is None:
-            self.player = state.active_player
-        elif state.active_player != self.player or (state.phase == 0 and self.lines):
-            self.flush()
-            self.player = state.active_player
-            self.turn += 1
-        text = state.action_to_string(action)
-        if seat != state.active_player:  # a storehouse-overflow choice by another player
-            text = f"[player {seat}] {text}"
-        self.lines.append(text)
-
-    def flush(self) -> None:
-        if self.lines:
-            p = self.player
-            print(f"Turn {self.turn:3d}, player {p} ({self.names[p]}): " + "; ".join(self.lines), file=self.out)
-        self.lines.clear()
 
 
 def print_outcome(state: GameState, record: dict[str, Any], out: TextIO) -> None:

@@ -12,34 +12,21 @@ import random
 import sys
 
 from .data import MAP_NAMES
+from .render import TurnPrinter
 from .state import GOD_COLUMNS, GameState, new_game
 
 
 def play_random_game(state: GameState, seed: int, out=sys.stdout, verbose: bool = True) -> GameState:
     """Play uniformly random legal actions (``random.Random(seed)``) to the end, printing each turn."""
     rng = random.Random(seed)
-    turn_lines: list[str] = []
-    turn_player = state.active_player
-    turn_no = 0
-
-    def flush() -> None:
-        if verbose and turn_lines:
-            print(f"Turn {turn_no:3d}, player {turn_player}: " + "; ".join(turn_lines), file=out)
-        turn_lines.clear()
-
+    printer = TurnPrinter(out=out)
     while not state.is_terminal():
-        if state.active_player != turn_player or (state.phase == 0 and turn_lines):
-            flush()
-            turn_player = state.active_player
-            turn_no += 1
         legal = state.legal_actions()
         action = legal[rng.randrange(len(legal))]
-        text = state.action_to_string(action)
-        if state.current_player != state.active_player:
-            text = f"[player {state.current_player}] {text}"
-        turn_lines.append(text)
+        if verbose:
+            printer(state, state.current_player, action)
         state.apply(action)
-    flush()
+    printer.flush()
     return state
 
 

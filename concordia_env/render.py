@@ -1,6 +1,9 @@
-"""Plain-text rendering of a state (``str(state)``)."""
+"""Plain-text rendering: a state (``str(state)``) and a game as one line per turn (:class:`TurnPrinter`)."""
 
 from __future__ import annotations
+
+import sys
+from typing import Sequence, TextIO
 
 from . import board
 from . import engine as E
@@ -66,3 +69,36 @@ def state_to_text(state) -> str:
         if cid >= 0:
             lines.append(f"    {j + 1}: {names[int(g.tables[E.T_CARD_TYPE + cid])]:<19} price {price_text(g, j, int(cid))}")
     return "\n".join(lines)
+
+
+class TurnPrinter:
+    """A per-action callback ``(state before the action, deciding seat, action)`` that prints one
+    line per turn (``Turn   3, player 1: play Praefectus; Praefectus: produce in ...``), naming
+    each player's agent when ``names`` is given; call :meth:`flush` after the last action."""
+
+    def __init__(self, names: Sequence[str] | None = None, out: TextIO | None = None) -> None:
+        self.names = list(names) if names is not None else None
+        self.out = out if out is not None else sys.stdout
+        self.lines: list[str] = []
+        self.player: int | None = None
+        self.turn = 0
+
+    def __call__(self, state, seat: int, action: int) -> None:
+        # a new turn starts when the active player changes, or with a card play after other actions
+        if self.player is None:
+            self.player = state.active_player
+        elif state.active_player != self.player or (state.phase == 0 and self.lines):
+            self.flush()
+            self.player = state.active_player
+            self.turn += 1
+        text = state.action_to_string(action)
+        if seat != state.active_player:  # a storehouse-overflow choice by another player
+            text = f"[player {seat}] {text}"
+        self.lines.append(text)
+
+    def flush(self) -> None:
+        if self.lines:
+            p = self.player
+            who = f"player {p}" + (f" ({self.names[p]})" if self.names is not None else "")
+            print(f"Turn {self.turn:3d}, {who}: " + "; ".join(self.lines), file=self.out)
+        self.lines.clear()
