@@ -6,15 +6,17 @@ The agent values a position for itself (:func:`position_value`) as
 
 * the VP it would score if the game ended now (its cards' gods times houses,
   provinces, goods kinds, colonists, wealth; the Concordia card), plus
-* sestertii and goods at ``WEALTH`` points per sestertius (goods at market
-  price, goods its next builds need at a premium ``NEEDED``), plus
+* sestertii and goods at ``WEALTH`` points per sestertius: the goods that the
+  houses within ``REACH`` movement points of its colonists (and a colonist
+  still in the storehouse) need count ``NEEDED`` times their market price,
+  other goods ``SURPLUS`` times it, and sestertii beyond ``RICH`` half, plus
 * ``HOUSE`` per house built (each house gains VP from every god card bought
   later and produces goods), ``COLONIST`` per colonist on the board (wider
-  reach, more Colonus cash, Mars), ``CARD`` per card owned (more actions,
-  more VP later) and ``IN_HAND`` per card not yet played (the Tribunus takes
-  them back), plus
+  reach, more Colonus cash, Mars) and ``CARD`` per card owned (more actions,
+  more VP later), plus
 * ``ACCESS`` for every city next to one of its colonists on a route where it
-  has no house yet (a place to build next).
+  has no house yet (a place to build now), and ``ROOM`` while its storehouse
+  has a free slot (else production and trade cannot add goods).
 
 When it chooses a card to play (or a card for the Diplomat to copy) it plays
 out the rest of its turn for every candidate, taking the best immediate step
@@ -24,7 +26,8 @@ Hence it expands with colonists early (colonists are worth more than their
 food and tools), builds where the houses pay under its gods, produces with the
 Praefectus where it gains most, buys the cards whose gods pay it most, trades
 towards the goods its next builds need, and takes its cards back with the
-Tribunus when the cards in the discard pile outweigh a fresh card.
+Tribunus when nothing else improves its position. It does not model the
+other players or plan for the end of the game.
 
 It works from the observation alone: :func:`concordia_env.decoding.state_from_observation`
 rebuilds the position (the deck order, which it never looks at, is filled in)
@@ -53,7 +56,6 @@ ROOM = 0.6  # a free storehouse slot: without one, neither production nor buying
 HOUSE = 2.0
 COLONIST = 1.5
 CARD = 1.5
-IN_HAND = 0.0
 ACCESS = 0.5
 DONE_BONUS = 1e-6  # 'done' wins ties: no pointless moves or trades
 MAX_TURN_STEPS = 40  # safety bound on the steps of one turn played out
@@ -126,14 +128,12 @@ def position_value(s, T, p, vp):
         if s[O_COLONIST + p * NCOL + i] >= 0:
             on_board += 1
     cards = 0
-    in_hand = 0
     for t in range(NT):
-        in_hand += s[O_HAND + p * NT + t]
         cards += s[O_HAND + p * NT + t] + s[O_DISCARD + p * NT + t]
     built = T[T_HOUSES] - s[O_HOUSES_LEFT + p]
     room = ROOM if E.free_slots(s, T, p) > 0 else 0.0
     return (v + WEALTH * wealth + HOUSE * built + COLONIST * on_board + CARD * cards
-            + IN_HAND * in_hand + ACCESS * access + room)
+            + ACCESS * access + room)
 
 
 @njit(cache=True)
