@@ -22,7 +22,11 @@ class Agent(abc.ABC):
     name: str = "agent"
 
     def reset(self, seed: int | None = None) -> None:
-        """Forget the last game; ``seed`` (if given) reseeds every random choice the agent makes."""
+        """Forget the last game; ``seed`` (if given) reseeds ``self.rng``, the generator behind
+        every random choice the agent makes (numpy's, not torch's or Python's global one, so
+        a game replays whatever else runs in the process)."""
+        if seed is not None:
+            self.rng = np.random.default_rng(seed)
 
     @abc.abstractmethod
     def act(self, observation: np.ndarray, action_mask: np.ndarray, state: GameState | None = None) -> int:

@@ -235,10 +235,6 @@ class HeuristicAgent(Agent):
     def __init__(self, seed: int = 0) -> None:
         self.reset(seed)
 
-    def reset(self, seed: int | None = None) -> None:
-        if seed is not None:
-            self.rng = np.random.default_rng(seed)
-
     def act(self, observation: np.ndarray, action_mask: np.ndarray, state: GameState | None = None) -> int:
         legal = check_mask(action_mask)
         if legal.size == 1:

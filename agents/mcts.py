@@ -182,10 +182,6 @@ class MCTSAgent(Agent):
         self.last_iterations = 0
         self.reset(seed)
 
-    def reset(self, seed: int | None = None) -> None:
-        if seed is not None:
-            self.rng = np.random.default_rng(seed)
-
     def act(self, observation: np.ndarray, action_mask: np.ndarray, state: GameState | None = None) -> int:
         legal = check_mask(action_mask)
         if state is None:

@@ -354,11 +354,6 @@ class PolicyAgent(Agent):
     def path(self) -> Path:
         return self.policy.path
 
-    def reset(self, seed: int | None = None) -> None:
-        # numpy, not torch's global generator: sampling stays reproducible whatever else uses torch
-        if seed is not None:
-            self.rng = np.random.default_rng(seed)
-
     def act(self, observation: np.ndarray, action_mask: np.ndarray, state: GameState | None = None) -> int:
         return self.policy.choose(observation, action_mask, self.deterministic, self.rng)
 
@@ -399,10 +394,6 @@ class ReleasedPolicyAgent(Agent):
         self.deterministic = _as_bool(deterministic, "deterministic")
         self.device = device
         self.reset(seed)
-
-    def reset(self, seed: int | None = None) -> None:
-        if seed is not None:
-            self.rng = np.random.default_rng(seed)
 
     def policy_for(self, map_name: str) -> LoadedPolicy:
         """The released policy of ``map_name`` (loaded on first use, then cached)."""
