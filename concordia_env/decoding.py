@@ -32,12 +32,14 @@ from .game import get_game, initial_state
 from .state import GameState
 
 
+#: per-player state field <- observation block holding the same numbers
+_PLAYER_ROWS = (("coins", "coins"), ("goods", "goods"), ("hand", "hand"), ("discard", "discard"),
+                ("houses_left", "houses_left"), ("incoming", "incoming_goods"),
+                ("inter_done", "intermediate_scored"), ("inter_score", "intermediate_score"))
+
+
 def _argmax_or(row: np.ndarray, empty: int = -1) -> int:
     return int(np.argmax(row)) if row.any() else empty
-
-
-def _seat(row: np.ndarray) -> int:
-    return _argmax_or(row, -1)
 
 
 def _bits(flags: np.ndarray) -> int:
@@ -73,16 +75,16 @@ def state_from_observation(obs: np.ndarray) -> GameState:
     phase = _argmax_or(o["phase"])
     put("phase", phase)
     put("turn", o["turn"][0])
-    put("start_player", _seat(o["start_player"][:n]))
-    put("pm", _seat(o["praefectus_magnus"][:n]))
-    put("concordia", _seat(o["concordia_card"][:n]))
-    put("current", _seat(o["deciding_seat"][:n]))
+    put("start_player", _argmax_or(o["start_player"][:n]))
+    put("pm", _argmax_or(o["praefectus_magnus"][:n]))
+    put("concordia", _argmax_or(o["concordia_card"][:n]))
+    put("current", _argmax_or(o["deciding_seat"][:n]))
     # once the game is over the active seat is not encoded; the game ended after the turn of
     # the player before the Concordia card's holder, so that is who was active
     if phase == E.PH_OVER:
-        put("active", (_seat(o["concordia_card"][:n]) - 1) % n)
+        put("active", (_argmax_or(o["concordia_card"][:n]) - 1) % n)
     else:
-        put("active", max(_seat(o["active_seat"][:n]), 0))
+        put("active", max(_argmax_or(o["active_seat"][:n]), 0))
     nc, npv = game.map.num_cities, len(game.map.province_names)
 
     # board
@@ -96,7 +98,7 @@ def state_from_observation(obs: np.ndarray) -> GameState:
     route_occ = E.field_view(s, "route_occ")
     route_occ[:] = -1
     for r in range(E.NR):
-        route_occ[r] = _seat(o["route_colonist"][r, :n])
+        route_occ[r] = _argmax_or(o["route_colonist"][r, :n])
     for q in range(npv):
         E.field_view(s, "marker_good")[q] = _argmax_or(o["marker_good"][q])
         E.field_view(s, "marker_active")[q] = o["marker_good_side"][q]
@@ -105,16 +107,9 @@ def state_from_observation(obs: np.ndarray) -> GameState:
     col = E.field_view(s, "colonist")
     col[:] = -1
     for k in range(n):
-        put_row = lambda name, value: E.field_view(s, name).__setitem__(k, value)  # noqa: E731
-        put_row("coins", o["coins"][k])
-        put_row("goods", o["goods"][k])
-        put_row("hand", o["hand"][k])
-        put_row("discard", o["discard"][k])
-        put_row("top", _argmax_or(o["top_card"][k]))
-        put_row("houses_left", o["houses_left"][k])
-        put_row("incoming", o["incoming_goods"][k])
-        put_row("inter_done", o["intermediate_scored"][k])
-        put_row("inter_score", o["intermediate_score"][k])
+        for field, block in _PLAYER_ROWS:
+            E.field_view(s, field)[k] = o[block][k]
+        E.field_view(s, "top")[k] = _argmax_or(o["top_card"][k])
         if k == 0:
             for i in range(E.NCOL):
                 col[0, i] = _argmax_or(o["own_colonist_slots"][i])
@@ -139,7 +134,7 @@ def state_from_observation(obs: np.ndarray) -> GameState:
     put("ctx_consul", o["consul"][0])
     put("ctx_bought_pos", _bits(o["bought_positions"]))
     put("ctx_pay_left", o["pay_left"][0])
-    put("ctx_keep_player", _seat(o["deciding_seat"][:n]) if phase == E.PH_KEEP else -1)
+    put("ctx_keep_player", _argmax_or(o["deciding_seat"][:n]) if phase == E.PH_KEEP else -1)
 
     _rebuild_deck(s, T, game, n, o)
     return GameState(game, s)
