@@ -1,0 +1,396 @@
+"""Single-learner self-play: a gymnasium env in which one seat learns and the others are played inside ``step()``.
+
+Why not the PettingZoo env with an SB3 wrapper
+----------------------------------------------
+The usual PettingZoo -> SB3 recipe treats every seat as the same learner and
+resets the batch when the game ends, so the seats that did not make the final
+move never receive their terminal reward, and one rollout mixes every seat's
+point of view. Here the learner takes exactly one seat of each game; every
+other seat is played by an opponent from an :class:`OpponentPool` inside
+:meth:`SingleLearnerEnv.step`, which returns only when the learner must decide
+again or the game is over. The learner therefore sees an ordinary
+single-agent episode and always gets its own end-of-game reward.
+
+Episodes
+--------
+At each :meth:`~SingleLearnerEnv.reset` the env draws (from its own seeded
+generator, so ``reset(seed=s)`` replays the same episode): the player count
+(uniform over ``num_players``, by default every count the map allows), the
+learner's seat (uniform, unless ``learner_seat`` is fixed), the game's setup
+seed, and one opponent *kind* for all other seats (``"random"``,
+``"heuristic"`` or ``"self"``, by the pool's weights). ``"self"`` opponents are
+frozen snapshots of the learner (:class:`FrozenPolicy`, added during training
+with :meth:`~SingleLearnerEnv.add_snapshot`); each such seat draws its own
+snapshot, the newest with probability 1/2, otherwise uniformly. While the pool
+holds no snapshot, ``"self"`` falls back to ``"random"``.
+
+Rewards
+-------
+At the end of the game the learner receives its seat's reward in the env's
+reward mode (``"win"``, ``"rank"`` or ``"vp"``, as in
+:mod:`concordia_env.rewards`). With ``shaping > 0`` it also receives, at every
+step, ``shaping * (phi(after) - phi(before))`` where ``phi`` is the learner's
+VP lead as final scoring would count it now (own VP minus the mean of the
+others', divided by 50). That is potential-based shaping: the shaped rewards
+of an episode add up to ``shaping * phi(end)`` (``phi`` is 0 at setup), so the
+sum of all rewards is the terminal reward plus ``shaping`` times the final VP
+lead, but the credit arrives when the VP are earned. A game reaching
+``max_turns`` card plays is truncated (``truncated=True``, no terminal
+reward), which PPO bootstraps from the value of the last observation.
+
+The finished episode's ``info`` holds ``is_success`` (the learner won, after
+the rules' tie-break), ``vp``, ``rank``, ``num_players``, ``seat`` and
+``opponent`` (the kind).
+
+This module needs numpy only; :meth:`FrozenPolicy.from_policy` reads a torch
+policy but does not import torch itself.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Sequence
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+from concordia_env.data import MAP_NAMES, load_map
+from concordia_env.encoding import OBSERVATION_SIZE, observation, observation_bounds
+from concordia_env.engine import NUM_ACTIONS
+from concordia_env.env import check_max_turns
+from concordia_env.game import get_game
+from concordia_env.rewards import VP_SCALE, check_reward_mode, seat_rewards
+from concordia_env.state import GameState, new_game
+
+from .base import Agent
+from .heuristic import HeuristicAgent
+from .random_agent import RandomAgent
+
+OPPONENT_KINDS = ("random", "heuristic", "self")
+
+#: card plays after which a training game is truncated (random games take about 300)
+TRAINING_MAX_TURNS = 1000
+
+
+def observation_scaling(high: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(scale, unbounded)`` for the network input: a feature with a finite upper bound is
+    multiplied by ``1 / max(bound, 1)`` (so it lies in [0, 1]); an unbounded one (coins, VP,
+    the turn counter) becomes ``log1p(x)``. Shared by the torch feature extractor
+    (:class:`agents.nets.ObservationScaler`) and :class:`FrozenPolicy` so both see the same input."""
+    high = np.asarray(high, dtype=np.float64)
+    unbounded = ~np.isfinite(high)
+    scale = np.where(unbounded, 0.0, 1.0 / np.maximum(np.where(unbounded, 1.0, high), 1.0))
+    return scale.astype(np.float32), unbounded
+
+
+def scale_observation(obs: np.ndarray, scale: np.ndarray, unbounded: np.ndarray) -> np.ndarray:
+    """The network input of raw observation(s) ``obs`` (see :func:`observation_scaling`)."""
+    x = np.asarray(obs, dtype=np.float32)
+    return np.where(unbounded, np.log1p(np.maximum(x, 0.0)), x * scale).astype(np.float32)
+
+
+def observation_space(map_name: str) -> spaces.Box:
+    """The Box the PettingZoo env gives every seat on ``map_name`` (raw values, with rule bounds)."""
+    low, high = observation_bounds(get_game(map_name).tables)
+    return spaces.Box(low, high, (OBSERVATION_SIZE,), np.float32)
+
+
+_ACTIVATIONS = {
+    "Tanh": np.tanh,
+    "ReLU": lambda x: np.maximum(x, 0.0),
+    "ELU": lambda x: np.where(x > 0, x, np.expm1(np.minimum(x, 0.0))),
+    "LeakyReLU": lambda x: np.where(x > 0, x, 0.01 * x),
+}
+
+
+class FrozenPolicy:
+    """A frozen copy of a maskable actor-critic MLP policy, evaluated with numpy.
+
+    Opponent seats ask for one move at a time; a numpy forward pass of a small
+    MLP costs a fraction of a batch-1 torch call, and the copy is picklable, so
+    it travels to ``SubprocVecEnv`` workers. Only the actor (features -> policy
+    MLP -> action logits) is kept.
+    """
+
+    def __init__(self, layers: Sequence[tuple[np.ndarray, np.ndarray]], activation: str,
+                 high: np.ndarray, name: str = "snapshot") -> None:
+        if activation not in _ACTIVATIONS:
+            raise ValueError(f"unsupported activation {activation!r}; supported: {sorted(_ACTIVATIONS)}")
+        if not layers or layers[0][0].shape[1] != OBSERVATION_SIZE or layers[-1][0].shape[0] != NUM_ACTIONS:
+            raise ValueError(f"policy layers must map {OBSERVATION_SIZE} inputs to {NUM_ACTIONS} logits")
+        self.layers = [(np.ascontiguousarray(w, np.float32), np.asarray(b, np.float32)) for w, b in layers]
+        self.activation = activation
+        self.scale, self.unbounded = observation_scaling(high)
+        self.name = name
+
+    @classmethod
+    def from_policy(cls, policy: Any, name: str = "snapshot") -> "FrozenPolicy":
+        """Copy the actor of an sb3 ``MaskableActorCriticPolicy`` whose features extractor is
+        :class:`agents.nets.ObservationScaler` and whose policy net is Linear/activation layers."""
+        extractor = type(policy.pi_features_extractor).__name__
+        if extractor != "ObservationScaler":
+            raise ValueError(f"FrozenPolicy needs the ObservationScaler features extractor, not {extractor}")
+        layers: list[tuple[np.ndarray, np.ndarray]] = []
+        activation = None
+        for module in list(policy.mlp_extractor.policy_net) + [policy.action_net]:
+            kind = type(module).__name__
+            if kind == "Linear":
+                layers.append((module.weight.detach().cpu().numpy().copy(),
+                               module.bias.detach().cpu().numpy().copy()))
+            elif kind in _ACTIVATIONS and activation in (None, kind):
+                activation = kind
+            else:
+                raise ValueError(f"FrozenPolicy cannot copy a {kind} layer")
+        return cls(layers, activation or "Tanh", policy.observation_space.high, name=name)
+
+    def logits(self, obs: np.ndarray) -> np.ndarray:
+        """Action logits for one observation (or a batch, rows)."""
+        x = scale_observation(obs, self.scale, self.unbounded)
+        act = _ACTIVATIONS[self.activation]
+        for i, (w, b) in enumerate(self.layers):
+            x = x @ w.T + b
+            if i < len(self.layers) - 1:
+                x = act(x)
+        return x
+
+    def choose(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator,
+               deterministic: bool = False) -> int:
+        """A legal action: the most likely (deterministic) or sampled from the masked softmax."""
+        legal = np.flatnonzero(mask)
+        if legal.size == 1:
+            return int(legal[0])
+        s = self.logits(obs)[legal].astype(np.float64)
+        if deterministic:
+            return int(legal[int(np.argmax(s))])
+        p = np.exp(s - s.max())
+        cdf = np.cumsum(p)
+        return int(legal[min(int(np.searchsorted(cdf, rng.random() * cdf[-1], side="right")), legal.size - 1)])
+
+
+class FrozenPolicyAgent(Agent):
+    """A :class:`FrozenPolicy` behind the :class:`~agents.base.Agent` interface (samples its moves)."""
+
+    def __init__(self, policy: FrozenPolicy, seed: int = 0) -> None:
+        self.policy = policy
+        self.name = policy.name
+        self.reset(seed)
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray, state: GameState | None = None) -> int:
+        return self.policy.choose(observation, action_mask, self.rng)
+
+
+def parse_weights(text: str | dict[str, float]) -> dict[str, float]:
+    """``"random=0.5,heuristic=0.2,self=0.3"`` (or a dict) -> normalised weights per opponent kind.
+
+    ``ValueError`` naming the problem for an unknown kind, a negative or non-numeric weight, or
+    weights summing to zero."""
+    if isinstance(text, str):
+        items: dict[str, float] = {}
+        for part in filter(None, (p.strip() for p in text.split(","))):
+            kind, eq, val = part.partition("=")
+            if not eq:
+                kind, val = part, "1"
+            try:
+                items[kind.strip()] = float(val)
+            except ValueError:
+                raise ValueError(f"opponent weight {part!r}: {val!r} is not a number") from None
+    else:
+        items = {str(k): float(v) for k, v in dict(text).items()}
+    for kind, w in items.items():
+        if kind not in OPPONENT_KINDS:
+            raise ValueError(f"unknown opponent kind {kind!r}; known: {', '.join(OPPONENT_KINDS)}")
+        if not np.isfinite(w) or w < 0:
+            raise ValueError(f"opponent weight for {kind!r} must be a finite number >= 0, got {w}")
+    total = sum(items.values())
+    if total <= 0:
+        raise ValueError(f"opponent weights {text!r} give no opponent a positive weight")
+    return {k: items.get(k, 0.0) / total for k in OPPONENT_KINDS}
+
+
+class OpponentPool:
+    """Who plays the other seats: a weight per opponent kind and the frozen snapshots of the learner.
+
+    ``max_snapshots`` bounds the pool; the oldest snapshot is dropped first."""
+
+    def __init__(self, weights: str | dict[str, float] = "random=1", max_snapshots: int = 10) -> None:
+        if isinstance(max_snapshots, bool) or not isinstance(max_snapshots, (int, np.integer)) or max_snapshots < 1:
+            raise ValueError(f"max_snapshots must be an int >= 1, got {max_snapshots!r}")
+        self.weights = parse_weights(weights)
+        self.max_snapshots = int(max_snapshots)
+        self.snapshots: list[FrozenPolicy] = []
+        self._kinds = list(self.weights)
+        self._p = np.array([self.weights[k] for k in self._kinds])
+
+    def add(self, policy: FrozenPolicy) -> None:
+        self.snapshots.append(policy)
+        del self.snapshots[:-self.max_snapshots]
+
+    def draw_kind(self, rng: np.random.Generator) -> str:
+        kind = self._kinds[int(rng.choice(len(self._kinds), p=self._p))]
+        return "random" if kind == "self" and not self.snapshots else kind
+
+    def draw_snapshot(self, rng: np.random.Generator) -> FrozenPolicy:
+        if rng.random() < 0.5:
+            return self.snapshots[-1]
+        return self.snapshots[int(rng.integers(len(self.snapshots)))]
+
+
+def _player_counts(map_name: str, num_players: int | Iterable[int] | None) -> tuple[int, ...]:
+    allowed = tuple(load_map(map_name).players)
+    if num_players is None:
+        return allowed
+    counts = (num_players,) if isinstance(num_players, (int, np.integer)) else tuple(num_players)
+    bad = [n for n in counts if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n not in allowed]
+    if not counts or bad:
+        raise ValueError(f"num_players {num_players!r}: {map_name} is played by {list(allowed)} players")
+    return tuple(int(n) for n in counts)
+
+
+class SingleLearnerEnv(gymnasium.Env):
+    """One learning seat of a Concordia game; see the module docstring.
+
+    Args:
+        map_name: "imperium" or "italia".
+        num_players: a player count, a list of them (one drawn per episode), or None for
+            every count the map allows.
+        learner_seat: the learner's seat (0 = start player), or None for a random seat per
+            episode. A fixed seat must exist in every drawn player count.
+        opponents: an :class:`OpponentPool`, or its weights (``"random=0.5,self=0.5"``).
+        reward: terminal reward mode, "win", "rank" or "vp".
+        shaping: weight of the potential-based VP-lead shaping (0 turns it off).
+        max_turns: truncate after this many card plays (0: never).
+
+    Observations are the PettingZoo env's raw vectors of the learner's seat; legal
+    actions come from :meth:`action_masks` (what sb3-contrib's ``MaskablePPO`` asks for).
+    """
+
+    metadata = {"render_modes": ["ansi"]}
+
+    def __init__(self, map_name: str = "imperium", num_players: int | Iterable[int] | None = None,
+                 learner_seat: int | None = None, opponents: OpponentPool | str | dict = "random=1",
+                 reward: str = "rank", shaping: float = 1.0, max_turns: int = TRAINING_MAX_TURNS,
+                 render_mode: str | None = None) -> None:
+        if map_name not in MAP_NAMES:
+            raise ValueError(f"unknown map {map_name!r}; choose one of {list(MAP_NAMES)}")
+        self.map_name = map_name
+        self.player_counts = _player_counts(map_name, num_players)
+        if learner_seat is not None:
+            if isinstance(learner_seat, bool) or not isinstance(learner_seat, (int, np.integer)) \
+                    or not 0 <= learner_seat < min(self.player_counts):
+                raise ValueError(f"learner_seat {learner_seat!r} does not exist in a "
+                                 f"{min(self.player_counts)}-player game")
+            learner_seat = int(learner_seat)
+        self.learner_seat = learner_seat
+        self.pool = opponents if isinstance(opponents, OpponentPool) else OpponentPool(opponents)
+        self.reward_mode = check_reward_mode(reward)
+        if not np.isfinite(shaping) or shaping < 0:
+            raise ValueError(f"shaping must be a finite number >= 0, got {shaping!r}")
+        self.shaping = float(shaping)
+        self.max_turns = check_max_turns(max_turns)
+        if render_mode not in (None, "ansi"):
+            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        self.render_mode = render_mode
+        self.observation_space = observation_space(map_name)
+        self.action_space = spaces.Discrete(NUM_ACTIONS)
+        self._random = RandomAgent()
+        self._heuristic = HeuristicAgent()
+        self.state: GameState | None = None
+        self.seat = 0
+        self.opponent_kind = ""
+        self._opponents: list[Agent | None] = []
+        self._potential = 0.0
+        self._done = True
+
+    # ------------------------------------------------------------ training hooks
+    def add_snapshot(self, policy: FrozenPolicy) -> None:
+        """Put a frozen learner into the pool of ``"self"`` opponents (from the next episode)."""
+        self.pool.add(policy)
+
+    def num_snapshots(self) -> int:
+        return len(self.pool.snapshots)
+
+    # ------------------------------------------------------------ gymnasium API
+    def reset(self, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
+        super().reset(seed=seed)
+        rng = self.np_random
+        n = int(rng.choice(self.player_counts))
+        self.seat = int(rng.integers(n)) if self.learner_seat is None else self.learner_seat
+        self.state = new_game(self.map_name, n, seed=int(rng.integers(2**31)))
+        self.opponent_kind = self.pool.draw_kind(rng)
+        shared = {"random": self._random, "heuristic": self._heuristic}.get(self.opponent_kind)
+        if shared is not None:  # one agent plays every other seat: it keeps no per-seat memory
+            shared.reset(int(rng.integers(2**31)))
+        self._opponents = [
+            None if p == self.seat
+            else shared or FrozenPolicyAgent(self.pool.draw_snapshot(rng), seed=int(rng.integers(2**31)))
+            for p in range(n)]
+        self._done = False
+        self._potential = 0.0
+        ended = self._play_opponents()
+        if ended:  # cannot happen in a legal game: every seat plays a card before anyone can end it
+            raise RuntimeError("the game ended before the learner's first decision")
+        return self._observe(), {"num_players": n, "seat": self.seat, "opponent": self.opponent_kind}
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
+        if self._done or self.state is None:
+            raise RuntimeError("step() called on a finished episode; call reset() first")
+        self.state.apply(int(action) if isinstance(action, np.ndarray) and action.ndim == 0 else action)
+        truncated = self._play_opponents()
+        terminated = self.state.is_terminal()
+        potential = self._lead()
+        reward = self.shaping * (potential - self._potential)
+        self._potential = potential
+        info: dict[str, Any] = {}
+        if terminated or truncated:
+            self._done = True
+            info = self._outcome(truncated)
+            if terminated:
+                reward += float(seat_rewards(self.state, self.reward_mode)[self.seat])
+        return self._observe(), float(reward), bool(terminated), bool(truncated), info
+
+    def action_masks(self) -> np.ndarray:
+        """The learner's legal actions (bool, NUM_ACTIONS); all False once the episode is over."""
+        if self._done or self.state is None:
+            return np.zeros(NUM_ACTIONS, dtype=bool)
+        return self.state.legal_action_mask().astype(bool)
+
+    def render(self) -> str | None:
+        if self.render_mode == "ansi" and self.state is not None:
+            return str(self.state)
+        return None
+
+    # ------------------------------------------------------------ internals
+    def _observe(self) -> np.ndarray:
+        return observation(self.state, self.seat)
+
+    def _lead(self) -> float:
+        vp = np.asarray(self.state.scores(), dtype=np.float64)
+        others = np.delete(vp, self.seat)
+        return float(vp[self.seat] - others.mean()) / VP_SCALE
+
+    def _truncated(self) -> bool:
+        return self.max_turns > 0 and int(self.state.field("turn")) >= self.max_turns
+
+    def _play_opponents(self) -> bool:
+        """Play other seats until the learner decides or the game is over; True if truncated."""
+        state = self.state
+        while not state.is_terminal():
+            if self._truncated():
+                return True
+            p = state.current_player
+            if p == self.seat:
+                return False
+            state.apply(self._opponents[p].act(observation(state, p), state.legal_action_mask()))
+        return False
+
+    def _outcome(self, truncated: bool) -> dict[str, Any]:
+        ranking = self.state.ranking()
+        return {
+            "is_success": bool(not truncated and ranking[0] == self.seat),
+            "vp": int(self.state.scores()[self.seat]),
+            "rank": ranking.index(self.seat) + 1,
+            "num_players": self.state.num_players,
+            "seat": self.seat,
+            "opponent": self.opponent_kind,
+            "turns": int(self.state.field("turn")),
+        }

@@ -1,0 +1,174 @@
+"""training/: a tiny MaskablePPO run completes, saves, resumes and reloads; the loaded policy
+plays full games in every player count; evaluation and plotting scripts work; bad arguments fail clearly."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sb3_contrib")  # the "train" extra
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "training"))
+
+import evaluate  # noqa: E402
+import plot_curves  # noqa: E402
+import train_ppo  # noqa: E402
+from sb3_contrib import MaskablePPO  # noqa: E402
+
+from agents.policy import PolicyAgent  # noqa: E402
+from agents.random_agent import RandomAgent  # noqa: E402
+from agents.records import play_game  # noqa: E402
+from agents.selfplay import SingleLearnerEnv  # noqa: E402
+from concordia_env.data import load_map  # noqa: E402
+
+TINY = ["--total-steps", "2048", "--n-envs", "2", "--n-steps", "512", "--batch-size", "256",
+        "--checkpoint-every", "1024", "--eval-every", "1024", "--eval-episodes", "1",
+        "--net-arch", "32,32", "--opponents", "random=2,heuristic=1,self=2", "--no-progress"]
+
+
+@pytest.fixture(scope="module", params=["italia", "imperium"])
+def tiny_run(request, tmp_path_factory):
+    out = tmp_path_factory.mktemp(f"run-{request.param}")
+    release = out / "released" / f"ppo_{request.param}.zip"
+    assert train_ppo.main(["--map", request.param, "--seed", "3", "--out", str(out), "--release", str(release)]
+                          + TINY) == 0
+    return request.param, out, release
+
+
+def test_tiny_run_writes_everything(tiny_run):
+    map_name, out, release = tiny_run
+    for name in ("config.json", "final.zip", "policy.zip", "wall_time.json", "eval/evaluations.npz",
+                 "checkpoints/step_1024.zip", "checkpoints/step_2048.zip", "logs/progress.csv"):
+        assert (out / name).is_file(), name
+    assert list((out / "logs").glob("events.out.tfevents.*")), "no TensorBoard log"
+    assert release.read_bytes() == (out / "policy.zip").read_bytes()
+    assert (out / "policy.zip").stat().st_size < 0.6 * (out / "final.zip").stat().st_size  # no optimizer state
+    config = json.loads((out / "config.json").read_text())
+    assert config["map"] == map_name and config["seed"] == 3 and config["net_arch"] == [32, 32]
+    assert json.loads((out / "wall_time.json").read_text())["timesteps"] == 2048
+    progress = plot_curves.load_progress(out)
+    assert progress["time/total_timesteps"].max() == 2048
+    assert not np.isnan(progress["selfplay/win_rate_vs_random"]).all()
+    # the untrained policy, then each checkpoint (saved before the rollout's figures are logged)
+    assert set(progress["selfplay/snapshots"][~np.isnan(progress["selfplay/snapshots"])]) == {2.0, 3.0}
+    evals = np.load(out / "eval" / "evaluations.npz")
+    assert list(evals["timesteps"]) == [1024, 2048] and evals["successes"].shape == (2, 1)
+
+
+def test_loaded_policy_plays_a_full_game_in_every_player_count(tiny_run):
+    map_name, out, release = tiny_run
+    agent = PolicyAgent(release)
+    assert agent.policy.algorithm == "MaskablePPO" and agent.policy.maskable
+    for n in load_map(map_name).players:
+        for seat in (0, n - 1):
+            agents = [RandomAgent() for _ in range(n)]
+            agents[seat] = agent
+            record = play_game(map_name, n, seed=n, agents=agents)
+            assert record["result"]["truncated"] is False
+            assert len(record["result"]["scores"]) == n
+
+
+def test_slim_policy_predicts_like_the_full_model(tiny_run):
+    map_name, out, _ = tiny_run
+    full = MaskablePPO.load(out / "final.zip", device="cpu")
+    agent = PolicyAgent(out / "policy.zip")
+    env = SingleLearnerEnv(map_name, opponents="random")
+    obs, _ = env.reset(seed=0)
+    for _ in range(30):
+        mask = env.action_masks()
+        expected, _ = full.predict(obs, action_masks=mask, deterministic=True)
+        assert agent.act(obs, mask.astype(np.int8)) == int(expected)
+        obs, _, term, trunc, _ = env.step(int(expected))
+        if term or trunc:
+            break
+
+
+def test_resume_continues_the_step_count_and_refills_the_pool(tmp_path):
+    def args(steps: str) -> list[str]:
+        a = ["--map", "italia", "--out", str(tmp_path)] + TINY
+        a[a.index("--total-steps") + 1] = steps
+        return a
+
+    assert train_ppo.main(args("2048")) == 0
+    ckpt = tmp_path / "checkpoints" / "step_2048.zip"
+    assert train_ppo.main(args("1024") + ["--resume", str(ckpt)]) == 0
+    assert json.loads((tmp_path / "wall_time.json").read_text())["timesteps"] == 3072
+    assert (tmp_path / "checkpoints" / "step_3072.zip").is_file()
+    assert list(tmp_path.glob("config-resume-*.json"))
+    progress = plot_curves.load_progress(tmp_path)
+    assert progress["time/total_timesteps"].max() == 3072
+    # the pool was refilled from the two earlier checkpoints, then the new one joined
+    assert np.nanmax(progress["selfplay/snapshots"][progress["time/total_timesteps"] == 3072]) == 3
+
+
+def test_subprocess_vector_env(tmp_path):
+    args = ["--map", "italia", "--vec", "subproc", "--out", str(tmp_path)] + TINY
+    args[args.index("--total-steps") + 1] = "1024"
+    assert train_ppo.main(args) == 0
+    assert (tmp_path / "checkpoints" / "step_1024.zip").is_file()
+
+
+def test_evaluate_writes_tournament_results(tiny_run, tmp_path, capsys):
+    map_name, out, release = tiny_run
+    n = min(load_map(map_name).players)
+    path = tmp_path / "eval.json"
+    assert evaluate.main(["--policy", str(release), "--map", map_name, "--players", str(n), "--vs", "random",
+                          "--games", "3", "--out", str(path), "--no-progress"]) == 0
+    results = json.loads(path.read_text())
+    (m,) = results["matchups"]
+    assert m["players"] == n and m["opponent"] == "random"
+    assert m["games"] == -(-3 // n) * n  # rounded up to a multiple of the players (seat rotation)
+    assert m["wins"] == round(m["win_rate"] * m["games"])
+    assert m["tournament"]["agents"] == [f"policy:path={release}"] + ["random"] * (n - 1)
+    assert f"{m['wins']}/{m['games']}" in capsys.readouterr().out
+
+
+def test_plot_curves_writes_a_png(tiny_run, tmp_path):
+    _, out, _ = tiny_run
+    png = tmp_path / "curves.png"
+    assert plot_curves.main([str(out), "--out", str(png), "--smooth", "2"]) == 0
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def run_script(name: str, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(REPO / "training" / name), *args],
+                          capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize("name", ["train_ppo.py", "evaluate.py", "plot_curves.py"])
+def test_help(name):
+    proc = run_script(name, "--help")
+    assert proc.returncode == 0 and "usage:" in proc.stdout
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--map", "rome"], "invalid choice: 'rome'"),
+    (["--map", "imperium", "--players", "2"], "imperium is played by [3, 4, 5] players"),
+    (["--map", "italia", "--players", "2-4", "--seat", "2"], "--seat 2 does not exist in a 2-player game"),
+    (["--map", "italia", "--opponents", "wizard=1"], "unknown opponent kind 'wizard'"),
+    (["--map", "italia", "--total-steps", "0"], "must be >= 1"),
+    (["--map", "italia", "--n-envs", "1", "--n-steps", "64", "--batch-size", "128"], "exceeds a rollout"),
+    (["--map", "italia", "--resume", "nowhere.zip"], "--resume nowhere.zip: no such file"),
+    (["--map", "italia", "--shaping", "-1"], "--shaping must be >= 0"),
+    (["--map", "italia", "--players", "4-2"], "not a range"),
+])
+def test_train_rejects_bad_arguments(args, message, capsys):
+    with pytest.raises(SystemExit) as exc:
+        train_ppo.main(args)
+    assert exc.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_evaluate_rejects_bad_arguments(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        evaluate.main(["--policy", str(tmp_path / "none.zip"), "--map", "italia", "--out", str(tmp_path / "x")])
+    assert "no such file" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        evaluate.main(["--policy", __file__, "--map", "italia", "--players", "5", "--out", str(tmp_path / "x")])
+    assert "italia is played by [2, 3, 4] players" in capsys.readouterr().err
