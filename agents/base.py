@@ -44,6 +44,14 @@ def check_mask(action_mask: np.ndarray) -> np.ndarray:
     return legal
 
 
+def sample_softmax(legal: np.ndarray, scores: np.ndarray, rng: np.random.Generator) -> int:
+    """One of ``legal`` drawn with probability ``softmax(scores)`` (scores of the legal actions only,
+    i.e. the masked distribution), from a single ``rng.random()`` so a seed replays the draw."""
+    p = np.exp(scores - scores.max())
+    cdf = np.cumsum(p)
+    return int(legal[min(int(np.searchsorted(cdf, rng.random() * cdf[-1], side="right")), legal.size - 1)])
+
+
 def _value(text: str) -> Any:
     for kind in (int, float):
         try:

@@ -70,7 +70,7 @@ from concordia_env.data import MAP_NAMES
 from concordia_env.engine import NUM_ACTIONS
 from concordia_env.state import GameState
 
-from .base import Agent, check_mask
+from .base import Agent, check_mask, sample_softmax
 
 #: torch threads set once, at the first import of torch by this module (None: leave torch alone)
 TORCH_THREADS: int | None = 1
@@ -294,9 +294,7 @@ class LoadedPolicy:
             if rng.random() < float(getattr(self.model, "exploration_rate", 0.0)):
                 return int(legal[rng.integers(legal.size)])
             return int(legal[int(np.argmax(s))])
-        p = np.exp(s - s.max())  # renormalised over the legal actions = the masked distribution
-        cdf = np.cumsum(p)
-        return int(legal[min(int(np.searchsorted(cdf, rng.random() * cdf[-1], side="right")), legal.size - 1)])
+        return sample_softmax(legal, s, rng)
 
 
 _CACHE: dict[tuple, LoadedPolicy] = {}

@@ -62,7 +62,7 @@ from concordia_env.game import get_game
 from concordia_env.rewards import VP_SCALE, check_reward_mode, seat_rewards
 from concordia_env.state import GameState, new_game
 
-from .base import Agent
+from .base import Agent, sample_softmax
 from .heuristic import HeuristicAgent
 from .random_agent import RandomAgent
 
@@ -162,9 +162,7 @@ class FrozenPolicy:
         s = self.logits(obs)[legal].astype(np.float64)
         if deterministic:
             return int(legal[int(np.argmax(s))])
-        p = np.exp(s - s.max())
-        cdf = np.cumsum(p)
-        return int(legal[min(int(np.searchsorted(cdf, rng.random() * cdf[-1], side="right")), legal.size - 1)])
+        return sample_softmax(legal, s, rng)
 
 
 class FrozenPolicyAgent(Agent):
