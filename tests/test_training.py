@@ -107,6 +107,19 @@ def test_resume_continues_the_step_count_and_refills_the_pool(tmp_path):
     assert np.nanmax(progress["selfplay/snapshots"][progress["time/total_timesteps"] == 3072]) == 3
 
 
+def test_same_seed_same_policy(tmp_path):
+    def run(out: Path, seed: int) -> dict:
+        args = ["--map", "italia", "--seed", str(seed), "--out", str(out)] + TINY
+        args[args.index("--total-steps") + 1] = "1024"
+        assert train_ppo.main(args) == 0
+        return MaskablePPO.load(out / "policy.zip", device="cpu").policy.state_dict()
+
+    a, b, c = run(tmp_path / "a", 5), run(tmp_path / "b", 5), run(tmp_path / "c", 6)
+    assert a.keys() == b.keys()
+    assert all((a[k] == b[k]).all() for k in a)
+    assert not all((a[k] == c[k]).all() for k in a)
+
+
 def test_subprocess_vector_env(tmp_path):
     args = ["--map", "italia", "--vec", "subproc", "--out", str(tmp_path)] + TINY
     args[args.index("--total-steps") + 1] = "1024"

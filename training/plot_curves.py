@@ -77,7 +77,7 @@ def plot_runs(runs: Sequence[str | Path], labels: Sequence[str] | None = None, s
         top.set_ylim(-0.02, 1.02)
         top.set_ylabel("learner win rate")
         top.set_title(label)
-        top.legend(loc="lower right", fontsize=8)
+        top.legend(loc="upper center", bbox_to_anchor=(0.55, 0.93), fontsize=8)  # between the curves
         top.grid(alpha=0.3)
         if "rollout/ep_rew_mean" in data:  # (evaluation rows have no rollout figures)
             ok = ~np.isnan(data["rollout/ep_rew_mean"])
