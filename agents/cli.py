@@ -345,7 +345,8 @@ def main(argv: Sequence[str] | None = None, *, input_fn: InputFn = input, out: T
     """Run the ``concordia`` command; returns the exit code.
 
     Bad arguments exit through ``parser.error`` (status 2); unreadable or corrupt
-    files print ``error: ...`` on stderr and return 1."""
+    files, and policy agents without torch installed, print ``error: ...`` on stderr
+    and return 1."""
     args = build_parser().parse_args(argv)
     out = out or sys.stdout
     try:
@@ -358,7 +359,7 @@ def main(argv: Sequence[str] | None = None, *, input_fn: InputFn = input, out: T
         if out is sys.stdout:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, ImportError) as exc:  # ImportError: policy agents without the train extra
         print(f"error: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

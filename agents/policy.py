@@ -114,7 +114,12 @@ _torch_configured = False
 def _torch() -> Any:
     """torch, imported here only; sets the thread count the first time (see the module doc)."""
     global _torch_configured
-    import torch
+    try:
+        import torch
+    except ImportError as exc:
+        raise ImportError(
+            f"the policy and ppo agents need torch and stable-baselines3 ({exc}); install the train "
+            "extra: pip install torch==2.13.0 && pip install -e '.[train]'") from exc
 
     if not _torch_configured:
         _torch_configured = True

@@ -382,3 +382,15 @@ def test_importing_agents_does_not_import_torch():
             "bad = [m for m in ('torch', 'stable_baselines3', 'sb3_contrib') if m in sys.modules]; "
             "assert not bad, bad")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=REPO, timeout=120)
+
+
+def test_missing_torch_names_the_extra_to_install(monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "torch", None)  # makes `import torch` fail
+    monkeypatch.setattr(P, "_CACHE", {})
+    with pytest.raises(ImportError, match=r"pip install torch==2\.13\.0 && pip install -e '\.\[train\]'"):
+        P._torch()
+    from agents.cli import main
+
+    assert main(["tournament", "--map", "italia", "--players", "2", "--agents", "ppo,random", "--games", "2",
+                 "--no-progress"]) == 1
+    assert "install the train extra" in capsys.readouterr().err

@@ -185,3 +185,11 @@ def test_evaluate_rejects_bad_arguments(tmp_path, capsys):
     with pytest.raises(SystemExit):
         evaluate.main(["--policy", __file__, "--map", "italia", "--players", "5", "--out", str(tmp_path / "x")])
     assert "italia is played by [2, 3, 4] players" in capsys.readouterr().err
+
+
+def test_train_without_the_train_extra_says_what_to_install(monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "sb3_contrib", None)
+    with pytest.raises(SystemExit) as exc:
+        train_ppo.main(["--map", "italia", "--total-steps", "10"])
+    assert exc.value.code == 2
+    assert "pip install torch==2.13.0 && pip install -e '.[train]'" in capsys.readouterr().err

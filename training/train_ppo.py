@@ -325,6 +325,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     check_args(args, parser)
+    try:
+        import sb3_contrib  # noqa: F401
+        import torch  # noqa: F401
+    except ImportError as exc:
+        parser.error(f"training needs the train extra ({exc}): pip install torch==2.13.0 && pip install -e '.[train]'")
     path = train(args)
     print(f"policy written to {path}" + (f" and {args.release}" if args.release else ""))
     return 0
