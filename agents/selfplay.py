@@ -335,7 +335,7 @@ class SingleLearnerEnv(gymnasium.Env):
         self.state.apply(int(action) if isinstance(action, np.ndarray) and action.ndim == 0 else action)
         truncated = self._play_opponents()
         terminated = self.state.is_terminal()
-        potential = self._lead()
+        potential = self._lead() if self.shaping else 0.0  # (scoring every player costs; skip it unused)
         reward = self.shaping * (potential - self._potential)
         self._potential = potential
         info: dict[str, Any] = {}
