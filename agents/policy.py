@@ -72,6 +72,9 @@ from concordia_env.state import GameState
 
 from .base import Agent, check_mask, sample_softmax
 
+#: what to install for the policy agents and training (torch's CPU build first: no CUDA wheels)
+TRAIN_EXTRA_INSTALL = "pip install torch==2.13.0 && pip install -e '.[train]'"
+
 #: torch threads set once, at the first import of torch by this module (None: leave torch alone)
 TORCH_THREADS: int | None = 1
 
@@ -119,7 +122,7 @@ def _torch() -> Any:
     except ImportError as exc:
         raise ImportError(
             f"the policy and ppo agents need torch and stable-baselines3 ({exc}); install the train "
-            "extra: pip install torch==2.13.0 && pip install -e '.[train]'") from exc
+            f"extra: {TRAIN_EXTRA_INSTALL}") from exc
 
     if not _torch_configured:
         _torch_configured = True

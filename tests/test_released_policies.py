@@ -14,6 +14,7 @@ pytest.importorskip("sb3_contrib")  # the "train" extra
 
 from agents import make_agent  # noqa: E402
 from agents.policy import PolicyAgent, released_policy_path  # noqa: E402
+from agents.records import play_game  # noqa: E402
 from agents.tournament import run_tournament  # noqa: E402
 from concordia_env.data import MAP_NAMES, load_map  # noqa: E402
 
@@ -45,8 +46,6 @@ def test_ppo_reads_the_map_and_is_deterministic():
     a, b = make_agent("ppo", seed=1), make_agent("ppo", seed=2)
     for map_name in MAP_NAMES:
         n = min(load_map(map_name).players)
-        from agents.records import play_game
-
         r1 = play_game(map_name, n, seed=3, agents=[a] + [make_agent("heuristic") for _ in range(n - 1)])
         r2 = play_game(map_name, n, seed=3, agents=[b] + [make_agent("heuristic") for _ in range(n - 1)])
         assert r1["actions"] == r2["actions"]  # deterministic play does not depend on the agent seed

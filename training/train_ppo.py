@@ -54,6 +54,7 @@ if str(ROOT) not in sys.path:  # run as a script from a checkout
 from concordia_env.data import MAP_NAMES  # noqa: E402
 from concordia_env.rewards import REWARD_MODES  # noqa: E402
 
+from agents.policy import TRAIN_EXTRA_INSTALL  # noqa: E402  (torch is imported lazily there)
 from agents.selfplay import (TRAINING_MAX_TURNS, FrozenPolicy, OpponentPool,  # noqa: E402
                              SingleLearnerEnv, parse_weights)
 
@@ -329,7 +330,7 @@ def main(argv: list[str] | None = None) -> int:
         import sb3_contrib  # noqa: F401
         import torch  # noqa: F401
     except ImportError as exc:
-        parser.error(f"training needs the train extra ({exc}): pip install torch==2.13.0 && pip install -e '.[train]'")
+        parser.error(f"training needs the train extra ({exc}): {TRAIN_EXTRA_INSTALL}")
     path = train(args)
     print(f"policy written to {path}" + (f" and {args.release}" if args.release else ""))
     return 0
