@@ -1,10 +1,10 @@
-"""agents.bench: per-decision timing of agents in real games."""
+"""concordia_env.tools.agents_bench: per-decision timing of agents in real games."""
 
 import re
 
 import pytest
 
-from agents.bench import main, time_agents
+from concordia_env.tools.agents_bench import main, time_agents
 
 
 def test_time_agents_counts_only_decisions_with_a_choice():

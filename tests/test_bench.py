@@ -4,7 +4,7 @@ import io
 
 import pytest
 
-from concordia_env import bench
+from concordia_env.tools import bench
 
 
 def test_env_benchmark_prints_both_envs_their_ratio_and_batched_rows():

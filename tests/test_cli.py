@@ -13,8 +13,8 @@ from typing import Iterable
 
 import pytest
 
-from agents.cli import DEMO_AGENTS, main, parse_choice
-from agents.records import load_record, save_record, verify_record
+from concordia_env.cli import DEMO_AGENTS, main, parse_choice
+from concordia_env.arena.records import load_record, save_record, verify_record
 
 
 def scripted(answers: Iterable[str], then: BaseException | None = None):
@@ -223,7 +223,7 @@ def test_replay_from_out_of_range(capsys, saved_game):
 # ---------------------------------------------------------------- the installed command
 def _command() -> list[str]:
     exe = shutil.which("concordia")
-    return [exe] if exe else [sys.executable, "-m", "agents.cli"]
+    return [exe] if exe else [sys.executable, "-m", "concordia_env.cli"]
 
 
 def test_console_script(tmp_path):

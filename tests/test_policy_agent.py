@@ -1,4 +1,4 @@
-"""agents.policy: loading stable-baselines3 models, legal play in every seat, seeding, specs, errors.
+"""concordia_env.agents.policy: loading stable-baselines3 models, legal play in every seat, seeding, specs, errors.
 
 Models are tiny untrained-or-barely-trained networks made here (no released file is
 needed): what is tested is the plumbing, not the play strength.
@@ -18,10 +18,10 @@ from gymnasium import spaces
 pytest.importorskip("sb3_contrib")  # the "train" extra: torch, stable-baselines3, sb3-contrib
 
 import concordia_env as ce  # noqa: E402
-from agents import make_agent  # noqa: E402
-from agents import policy as P  # noqa: E402
-from agents.policy import PolicyAgent, ReleasedPolicyAgent, released_policy  # noqa: E402
-from agents.random_agent import RandomAgent  # noqa: E402
+from concordia_env.agents import make_agent  # noqa: E402
+from concordia_env.agents import policy as P  # noqa: E402
+from concordia_env.agents.policy import PolicyAgent, ReleasedPolicyAgent, released_policy  # noqa: E402
+from concordia_env.agents.random_agent import RandomAgent  # noqa: E402
 from concordia_env import encoding  # noqa: E402
 from concordia_env.scenario import play_random  # noqa: E402
 
@@ -378,7 +378,7 @@ def test_released_policy_path():
 
 
 def test_importing_agents_does_not_import_torch():
-    code = ("import sys, agents; agents.make_agent('random'); import agents.policy; "
+    code = ("import sys, concordia_env.agents as agents; agents.make_agent('random'); import concordia_env.agents.policy; "
             "bad = [m for m in ('torch', 'stable_baselines3', 'sb3_contrib') if m in sys.modules]; "
             "assert not bad, bad")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=REPO, timeout=120)
@@ -389,7 +389,7 @@ def test_missing_torch_names_the_extra_to_install(monkeypatch, capsys):
     monkeypatch.setattr(P, "_CACHE", {})
     with pytest.raises(ImportError, match=r"pip install torch==2\.13\.0 && pip install -e '\.\[train\]'"):
         P._torch()
-    from agents.cli import main
+    from concordia_env.cli import main
 
     assert main(["tournament", "--map", "italia", "--players", "2", "--agents", "ppo,random", "--games", "2",
                  "--no-progress"]) == 1

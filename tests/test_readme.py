@@ -31,7 +31,7 @@ def test_ci_runs_the_readme_test_command():
 def _concordia() -> list[str]:
     """The installed `concordia` console script (next to this interpreter), else the module it runs."""
     script = Path(sys.executable).with_name("concordia")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "agents.cli"]
+    return [str(script)] if script.exists() else [sys.executable, "-m", "concordia_env.cli"]
 
 
 def _assert_final_scores(out: str) -> None:

@@ -12,10 +12,10 @@ import pytest
 
 pytest.importorskip("sb3_contrib")  # the "train" extra
 
-from agents import make_agent  # noqa: E402
-from agents.policy import PolicyAgent, released_policy_path  # noqa: E402
-from agents.records import play_game  # noqa: E402
-from agents.tournament import run_tournament  # noqa: E402
+from concordia_env.agents import make_agent  # noqa: E402
+from concordia_env.agents.policy import PolicyAgent, released_policy_path  # noqa: E402
+from concordia_env.arena.records import play_game  # noqa: E402
+from concordia_env.arena.tournament import run_tournament  # noqa: E402
 from concordia_env.data import MAP_NAMES, load_map  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -53,7 +53,7 @@ def test_ppo_reads_the_map_and_is_deterministic():
 
 def test_concordia_tournament_takes_the_ppo_spec(tmp_path):
     out = tmp_path / "r.json"
-    proc = subprocess.run([sys.executable, "-m", "agents.cli", "tournament", "--map", "italia", "--players", "2",
+    proc = subprocess.run([sys.executable, "-m", "concordia_env.cli", "tournament", "--map", "italia", "--players", "2",
                            "--agents", "ppo,random", "--games", "2", "--out", str(out), "--no-progress"],
                           capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr

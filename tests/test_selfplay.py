@@ -1,4 +1,4 @@
-"""agents.selfplay: the single-learner training env, its opponent pool and the numpy copy of a policy."""
+"""concordia_env.training.selfplay: the single-learner training env, its opponent pool and the numpy copy of a policy."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pickle
 import numpy as np
 import pytest
 
-from agents.selfplay import (FrozenPolicy, OpponentPool, SingleLearnerEnv, observation_scaling,
+from concordia_env.training.selfplay import (FrozenPolicy, OpponentPool, SingleLearnerEnv, observation_scaling,
                              parse_weights, scale_observation)
 from concordia_env.encoding import OBSERVATION_SIZE, observation
 from concordia_env.engine import NUM_ACTIONS
@@ -223,7 +223,7 @@ def test_frozen_policy_matches_the_torch_policy():
     import torch
     from sb3_contrib import MaskablePPO
 
-    from agents.nets import ObservationScaler
+    from concordia_env.training.nets import ObservationScaler
 
     env = SingleLearnerEnv("italia", opponents="random")
     for activation in (torch.nn.Tanh, torch.nn.ReLU):

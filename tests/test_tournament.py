@@ -9,12 +9,12 @@ import json
 import numpy as np
 import pytest
 
-import agents.base
-from agents import Agent, make_agent
-from agents.base import check_mask
-from agents.records import (AgentError, RECORD_FORMAT, agent_seed, load_record, play_game,
+import concordia_env.agents.base
+from concordia_env.agents import Agent, make_agent
+from concordia_env.agents.base import check_mask
+from concordia_env.arena.records import (AgentError, RECORD_FORMAT, agent_seed, load_record, play_game,
                             replay_states, replay_steps, save_record, verify_record)
-from agents.tournament import format_table, run_tournament, seat_specs, wilson_interval, write_results
+from concordia_env.arena.tournament import format_table, run_tournament, seat_specs, wilson_interval, write_results
 from concordia_env import GOD_COLUMNS, NUM_ACTIONS
 
 
@@ -45,12 +45,12 @@ class IllegalAgent(Agent):
 @pytest.fixture
 def with_first_agent(monkeypatch):
     """Adds the spec 'first' to the agent registry (in-process only: use workers=1)."""
-    original = agents.base._registry
+    original = concordia_env.agents.base._registry
 
     def registry():
         return {**original(), "first": FirstAgent}
 
-    monkeypatch.setattr(agents.base, "_registry", registry)
+    monkeypatch.setattr(concordia_env.agents.base, "_registry", registry)
 
 
 def randoms(n: int) -> list[Agent]:

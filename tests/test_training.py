@@ -14,17 +14,14 @@ import pytest
 pytest.importorskip("sb3_contrib")  # the "train" extra
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "training"))
 
-import evaluate  # noqa: E402
-import plot_curves  # noqa: E402
-import train_ppo  # noqa: E402
+from concordia_env.training import evaluate, plot_curves, train_ppo  # noqa: E402
 from sb3_contrib import MaskablePPO  # noqa: E402
 
-from agents.policy import PolicyAgent  # noqa: E402
-from agents.random_agent import RandomAgent  # noqa: E402
-from agents.records import play_game  # noqa: E402
-from agents.selfplay import SingleLearnerEnv  # noqa: E402
+from concordia_env.agents.policy import PolicyAgent  # noqa: E402
+from concordia_env.agents.random_agent import RandomAgent  # noqa: E402
+from concordia_env.arena.records import play_game  # noqa: E402
+from concordia_env.training.selfplay import SingleLearnerEnv  # noqa: E402
 from concordia_env.data import load_map  # noqa: E402
 
 TINY = ["--total-steps", "2048", "--n-envs", "2", "--n-steps", "512", "--batch-size", "256",
@@ -150,7 +147,7 @@ def test_plot_curves_writes_a_png(tiny_run, tmp_path):
 
 
 def run_script(name: str, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(REPO / "training" / name), *args],
+    return subprocess.run([sys.executable, "-m", f"concordia_env.training.{Path(name).stem}", *args],
                           capture_output=True, text=True, timeout=300)
 
 

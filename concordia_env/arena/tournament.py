@@ -39,7 +39,7 @@ from tqdm import tqdm
 from concordia_env.env import DEFAULT_MAX_TURNS, check_max_turns
 from concordia_env.game import check_setup_args
 
-from .base import Agent, make_agent
+from ..agents.base import Agent, make_agent
 from .records import play_game, save_record
 
 #: two-sided 95% normal quantile (1.95996...), for the Wilson interval

@@ -51,7 +51,7 @@ torch and stable-baselines3 are imported lazily, at the first model load, so
 first import the module sets ``torch.set_num_threads(TORCH_THREADS)`` (1):
 tournament workers run one game per process in parallel, and a batch-1 forward
 pass of a small MLP gains nothing from threads while N processes x all cores
-of threads would oversubscribe the machine. Set ``agents.policy.TORCH_THREADS =
+of threads would oversubscribe the machine. Set ``concordia_env.agents.policy.TORCH_THREADS =
 None`` before the first load to leave torch's setting alone.
 """
 

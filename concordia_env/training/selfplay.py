@@ -62,9 +62,9 @@ from concordia_env.game import get_game
 from concordia_env.rewards import VP_SCALE, check_reward_mode, seat_rewards
 from concordia_env.state import GameState, new_game
 
-from .base import Agent, sample_softmax
-from .heuristic import HeuristicAgent
-from .random_agent import RandomAgent
+from ..agents.base import Agent, sample_softmax
+from ..agents.heuristic import HeuristicAgent
+from ..agents.random_agent import RandomAgent
 
 OPPONENT_KINDS = ("random", "heuristic", "self")
 
@@ -76,7 +76,7 @@ def observation_scaling(high: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(scale, unbounded)`` for the network input: a feature with a finite upper bound is
     multiplied by ``1 / max(bound, 1)`` (so it lies in [0, 1]); an unbounded one (coins, VP,
     the turn counter) becomes ``log1p(x)``. Shared by the torch feature extractor
-    (:class:`agents.nets.ObservationScaler`) and :class:`FrozenPolicy` so both see the same input."""
+    (:class:`concordia_env.training.nets.ObservationScaler`) and :class:`FrozenPolicy` so both see the same input."""
     high = np.asarray(high, dtype=np.float64)
     unbounded = ~np.isfinite(high)
     scale = np.where(unbounded, 0.0, 1.0 / np.maximum(np.where(unbounded, 1.0, high), 1.0))
@@ -126,7 +126,7 @@ class FrozenPolicy:
     @classmethod
     def from_policy(cls, policy: Any, name: str = "snapshot") -> "FrozenPolicy":
         """Copy the actor of an sb3 ``MaskableActorCriticPolicy`` whose features extractor is
-        :class:`agents.nets.ObservationScaler` and whose policy net is Linear/activation layers."""
+        :class:`concordia_env.training.nets.ObservationScaler` and whose policy net is Linear/activation layers."""
         extractor = type(policy.pi_features_extractor).__name__
         if extractor != "ObservationScaler":
             raise ValueError(f"FrozenPolicy needs the ObservationScaler features extractor, not {extractor}")
@@ -166,7 +166,7 @@ class FrozenPolicy:
 
 
 class FrozenPolicyAgent(Agent):
-    """A :class:`FrozenPolicy` behind the :class:`~agents.base.Agent` interface (samples its moves)."""
+    """A :class:`FrozenPolicy` behind the :class:`~concordia_env.agents.base.Agent` interface (samples its moves)."""
 
     def __init__(self, policy: FrozenPolicy, seed: int = 0) -> None:
         self.policy = policy

@@ -9,7 +9,7 @@ Examples::
     concordia replay game.json --no-pause
 
 Agents are named by spec strings (``random``, ``heuristic``, ``mcts:ms=500``, ...;
-see :mod:`agents.base`).
+see :mod:`concordia_env.agents.base`).
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ from concordia_env.game import check_setup_args
 from concordia_env.render import TurnPrinter, state_to_text
 from concordia_env.state import GameState, new_game
 
-from .base import Agent, check_mask, make_agent
-from .records import final_state, initial_state, load_record, play_game, replay_steps, save_record, verify_record
-from .tournament import check_tournament_args, format_table, run_tournament, write_results
+from .agents.base import Agent, check_mask, make_agent
+from .arena.records import final_state, initial_state, load_record, play_game, replay_steps, save_record, verify_record
+from .arena.tournament import check_tournament_args, format_table, run_tournament, write_results
 
 #: the demo's agents by seat; an n-player demo takes the first n
 DEMO_AGENTS: tuple[str, ...] = ("heuristic", "mcts:iterations=200", "random", "random", "random")

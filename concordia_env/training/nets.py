@@ -4,7 +4,7 @@ Observations are raw counts (coins and VP without a bound, flags in {0, 1}); an
 MLP learns poorly from such inputs, and normalisation kept outside the model
 (``VecNormalize``) would not travel with the model file. :class:`ObservationScaler`
 puts the scaling inside the network, computed from the observation space's own
-bounds (see :func:`agents.selfplay.observation_scaling`), so a saved model
+bounds (see :func:`concordia_env.training.selfplay.observation_scaling`), so a saved model
 plays raw observations of the PettingZoo env directly. Importing this module
 imports torch.
 """

@@ -6,7 +6,7 @@ Example (the command behind the released Imperium policy is in the README)::
 
 How it trains
 -------------
-Every environment is an :class:`agents.selfplay.SingleLearnerEnv`: the learner
+Every environment is an :class:`concordia_env.training.selfplay.SingleLearnerEnv`: the learner
 takes one seat of a game (random seat and player count per episode unless
 ``--players`` / ``--seat`` fix them); the other seats are played inside
 ``step()`` by the opponent pool (``--opponents``: random, heuristic, and frozen
@@ -38,6 +38,7 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import shlex
 import shutil
 import sys
 import time
@@ -47,16 +48,10 @@ from typing import Any
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:  # run as a script from a checkout
-    sys.path.insert(0, str(ROOT))
-
-from concordia_env.data import MAP_NAMES  # noqa: E402
-from concordia_env.rewards import REWARD_MODES  # noqa: E402
-
-from agents.policy import TRAIN_EXTRA_INSTALL  # noqa: E402  (torch is imported lazily there)
-from agents.selfplay import (TRAINING_MAX_TURNS, FrozenPolicy, OpponentPool,  # noqa: E402
-                             SingleLearnerEnv, parse_weights)
+from ..agents.policy import TRAIN_EXTRA_INSTALL  # torch is imported lazily there
+from ..data import MAP_NAMES
+from ..rewards import REWARD_MODES
+from .selfplay import TRAINING_MAX_TURNS, FrozenPolicy, OpponentPool, SingleLearnerEnv, parse_weights
 
 DEFAULT_OPPONENTS = "random=0.4,heuristic=0.1,self=0.5"
 
@@ -279,13 +274,13 @@ def train(args: argparse.Namespace) -> Path:
     from stable_baselines3.common.logger import configure
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
-    from agents.nets import ObservationScaler
+    from .nets import ObservationScaler
 
     torch.set_num_threads(args.torch_threads)
-    out = args.out or ROOT / "runs" / f"{args.map}-seed{args.seed}"
+    out = args.out or Path("runs") / f"{args.map}-seed{args.seed}"
     (out / "checkpoints").mkdir(parents=True, exist_ok=True)
-    config = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}
-    config["command"] = " ".join(sys.argv)
+    config = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items() if k != "argv"}
+    config["command"] = shlex.join(["python", "-m", __spec__.name if __spec__ else "concordia_env.training.train_ppo", *args.argv])
     config["versions"] = versions()
     (out / ("config.json" if args.resume is None else f"config-resume-{int(time.time())}.json")).write_text(
         json.dumps(config, indent=2) + "\n")
@@ -325,6 +320,7 @@ def train(args: argparse.Namespace) -> Path:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)
     check_args(args, parser)
     try:
         import sb3_contrib  # noqa: F401

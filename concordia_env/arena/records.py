@@ -42,7 +42,7 @@ from concordia_env.env import DEFAULT_MAX_TURNS, check_max_turns
 from concordia_env.game import check_setup_args
 from concordia_env.state import GOD_COLUMNS, GameState, IllegalActionError, new_game
 
-from .base import Agent
+from ..agents.base import Agent
 
 RECORD_FORMAT = "concordia-env/game"
 RECORD_VERSION = 1

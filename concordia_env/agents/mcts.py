@@ -5,7 +5,7 @@ Each iteration copies the current state, shuffles the cards still in the deck
 knows, so the sample is a fair draw from the player's belief), walks the tree
 from the root, adds one node and evaluates it:
 
-* ``rollout="heuristic"`` (default): the :mod:`agents.heuristic` position value
+* ``rollout="heuristic"`` (default): the :mod:`concordia_env.agents.heuristic` position value
   of every player, turned into shares of a win by a softmax with temperature
   ``temperature`` (VP-like units); a finished game scores 1 for the winner;
 * ``rollout="random"``: a uniformly random playout to the end of the game

@@ -7,7 +7,7 @@ Example (the commands behind the README's figures are in the README)::
 
 For every player count in ``--players`` and every opponent in ``--vs`` the
 policy (spec ``policy:path=FILE``) plays ``--games`` games against ``n - 1``
-copies of that opponent through :func:`agents.tournament.run_tournament`, with
+copies of that opponent through :func:`concordia_env.arena.tournament.run_tournament`, with
 rotated seats (so ``--games`` is rounded up to a multiple of the player count)
 and game ``g`` set up with seed ``--seed + g``. The output file holds one entry
 per matchup under ``"matchups"``: the policy's games, wins, win rate with its
@@ -22,16 +22,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-for _path in (ROOT, ROOT / "training"):  # run as a script from a checkout
-    if str(_path) not in sys.path:
-        sys.path.insert(0, str(_path))
-
-from concordia_env.data import MAP_NAMES, load_map  # noqa: E402
-
-from agents.base import make_agent  # noqa: E402
-from agents.tournament import format_table, run_tournament  # noqa: E402
-from train_ppo import int_list, positive_int  # noqa: E402  (the training script's argument types)
+from ..agents.base import make_agent
+from ..arena.tournament import format_table, run_tournament
+from ..data import MAP_NAMES, load_map
+from .train_ppo import int_list, positive_int  # the training script's argument types
 
 
 def build_parser() -> argparse.ArgumentParser:

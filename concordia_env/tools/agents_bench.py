@@ -1,11 +1,11 @@
-"""``python -m agents.bench``: how long each agent thinks per decision, in real games.
+"""``python -m concordia_env.tools.agents_bench``: how long each agent thinks per decision, in real games.
 
 Plays ``--games`` seeded games (seats rotated as in a tournament) and prints,
 per agent, the number of decisions with a choice (two or more legal actions;
 forced moves are answered at once and not counted) and the mean, median, 95th
 percentile and longest time per decision. Example::
 
-    python -m agents.bench --map italia --players 2 --agents mcts:iterations=1000,heuristic --games 4
+    python -m concordia_env.tools.agents_bench --map italia --players 2 --agents mcts:iterations=1000,heuristic --games 4
 
 Figures depend on the machine and on what else it runs; run it alone.
 """
@@ -18,14 +18,14 @@ import time
 
 import numpy as np
 
-from concordia_env.bench import machine_description
+from concordia_env.tools.bench import machine_description
 from concordia_env.data import MAP_NAMES
 from concordia_env.encoding import observation
 from concordia_env.state import GameState, new_game
 
-from .base import Agent, make_agent
-from .records import play_game
-from .tournament import check_tournament_args, seat_specs
+from ..agents.base import Agent, make_agent
+from ..arena.records import play_game
+from ..arena.tournament import check_tournament_args, seat_specs
 
 
 class TimedAgent(Agent):
@@ -58,7 +58,7 @@ def time_agents(map_name: str, num_players: int, specs: list[str], games: int, s
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m agents.bench", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m concordia_env.tools.agents_bench", description=__doc__.splitlines()[0])
     parser.add_argument("--map", default="italia", choices=MAP_NAMES)
     parser.add_argument("--players", type=int, default=2)
     parser.add_argument("--agents", default="mcts:iterations=1000,heuristic", help="comma-separated specs, one per seat")

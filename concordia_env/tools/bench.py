@@ -1,4 +1,4 @@
-"""Speed benchmarks: ``python -m concordia_env.bench core`` and ``python -m concordia_env.bench env``.
+"""Speed benchmarks: ``python -m concordia_env.tools.bench core`` and ``python -m concordia_env.tools.bench env``.
 
 ``core`` plays whole games of uniformly random legal play through the public
 Python API (``legal_actions()`` + ``apply()`` every decision, single process)
@@ -28,9 +28,9 @@ import time
 
 import numpy as np
 
-from . import engine as E
-from .data import MAP_NAMES, load_map
-from .state import new_game
+from .. import engine as E
+from ..data import MAP_NAMES, load_map
+from ..state import new_game
 
 COMBOS = [(m, n) for m in MAP_NAMES for n in load_map(m).players]
 
@@ -125,7 +125,7 @@ def aec_steps_per_second(make_env, seconds: float, seed: int) -> float:
 
 def vector_steps_per_second(num_envs: int, map_name: str, players: int, seconds: float, seed: int) -> float:
     """Game steps/s of the batched env (num_envs games per call), random legal actions via numpy."""
-    from .vector import ConcordiaVecEnv
+    from ..vector import ConcordiaVecEnv
 
     vec = ConcordiaVecEnv(num_envs, map_name, players, seed=seed)
     rng = np.random.default_rng(seed)
@@ -156,7 +156,7 @@ def bench_env(seconds: float, repeats: int, map_name: str, players: int, batch_s
               out=sys.stdout) -> dict:
     """Run the env benchmark and print it; returns the figures."""
     connect_four = _connect_four()
-    from .env import env as concordia_env
+    from ..env import env as concordia_env
 
     def ours():
         return concordia_env(map_name=map_name, num_players=players)
@@ -180,7 +180,7 @@ def bench_env(seconds: float, repeats: int, map_name: str, players: int, batch_s
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m concordia_env.bench", description="Speed benchmarks.")
+    parser = argparse.ArgumentParser(prog="python -m concordia_env.tools.bench", description="Speed benchmarks.")
     sub = parser.add_subparsers(dest="what", required=True)
     core = sub.add_parser("core", help="rules core: random play through the Python API and the kernel")
     core.add_argument("--games", type=int, default=40, help="games per run (default 40)")
