@@ -72,7 +72,7 @@ def _card_name(state, kind_or_type: int, is_type: bool) -> str:
     return KIND_NAMES[kind_or_type]
 
 
-def describe(state, action: int) -> str:
+def describe(state, action: int) -> str:  # noqa: C901
     """Readable description of ``action`` in ``state`` (costs are those the state would charge)."""
     game = state.game
     m = game.map
@@ -134,12 +134,12 @@ def describe(state, action: int) -> str:
         if cid < 0:
             return f"{ctx or 'Senator'}: buy card at position {j + 1} (empty)"
         t = int(game.tables[E.T_CARD_TYPE + cid])
-        cost = [GOODS[g] for g in range(E.NG) for _ in range(int(game.tables[E.T_CARD_COST + cid * E.NG + g]))]
+        price = [GOODS[g] for g in range(E.NG) for _ in range(int(game.tables[E.T_CARD_COST + cid * E.NG + g]))]
         if s[E.O_CONSUL] == 0:
-            cost += [GOODS[g] for g in range(E.NG)
+            price += [GOODS[g] for g in range(E.NG)
                      for _ in range(int(game.tables[E.T_DISPLAY_FIXED + j * E.NG + g]))]
-            cost += ["?"] * int(game.tables[E.T_DISPLAY_ANY + j])
-        return f"{ctx or 'Senator'}: buy {_card_name(state, t, True)} at position {j + 1} for {'+'.join(cost)}"
+            price += ["?"] * int(game.tables[E.T_DISPLAY_ANY + j])
+        return f"{ctx or 'Senator'}: buy {_card_name(state, t, True)} at position {j + 1} for {'+'.join(price)}"
     if kind == "pay":
         return f"Senator: pay '?' with 1 {GOODS[action - E.A_PAY]}"
     g = action - E.A_KEEP

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 from typing import Any
 
@@ -110,7 +110,7 @@ class Components:
 
 
 def _read(name: str) -> Any:
-    text = resources.files("concordia_env").joinpath("data", name).read_text(encoding="utf-8")
+    text = resources.files("concordia_env").joinpath("data").joinpath(name).read_text(encoding="utf-8")
     return json.loads(text)
 
 
@@ -123,7 +123,7 @@ def _goods_vector(d: dict[str, int], where: str) -> tuple[int, ...]:
     return tuple(int(d.get(g, 0)) for g in GOODS)
 
 
-def parse_components(raw: dict[str, Any]) -> Components:
+def parse_components(raw: dict[str, Any]) -> Components:  # noqa: C901
     """Build and validate :class:`Components` from the JSON structure."""
     goods = raw["goods"]
     if [g["name"] for g in goods] != list(GOODS):
@@ -213,7 +213,7 @@ def parse_components(raw: dict[str, Any]) -> Components:
     )
 
 
-def parse_map(name: str, raw: dict[str, Any], components: Components) -> MapData:
+def parse_map(name: str, raw: dict[str, Any], components: Components) -> MapData:  # noqa: C901
     """Build and validate one :class:`MapData` from the JSON structure."""
     where = f"map {name}"
     capital = raw["capital"]
@@ -232,7 +232,7 @@ def parse_map(name: str, raw: dict[str, Any], components: Components) -> MapData
         if c["letter"] not in components.city_tokens:
             raise DataError(f"{where}: city {c['name']} has unknown letter {c['letter']!r}")
         letters.append(c["letter"])
-    for pi, p in enumerate(provinces):
+    for _pi, p in enumerate(provinces):
         listed = set(p["cities"])
         actual = {c["name"] for c in cities if c["province"] == p["name"]}
         if listed != actual:
@@ -286,13 +286,13 @@ def parse_map(name: str, raw: dict[str, Any], components: Components) -> MapData
     )
 
 
-@lru_cache(maxsize=None)
+@cache
 def components() -> Components:
     """The validated components (cached)."""
     return parse_components(_read("components.json"))
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_map(name: str) -> MapData:
     """The validated map ``name`` ("imperium" or "italia"), cached."""
     if name not in MAP_NAMES:

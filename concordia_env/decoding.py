@@ -31,7 +31,6 @@ from .encoding import OBSERVATION_SIZE, unpack
 from .game import get_game, initial_state
 from .state import GameState
 
-
 #: per-player state field <- observation block holding the same numbers
 _PLAYER_ROWS = (("coins", "coins"), ("goods", "goods"), ("hand", "hand"), ("discard", "discard"),
                 ("houses_left", "houses_left"), ("incoming", "incoming_goods"),
@@ -55,7 +54,7 @@ def _check_vector(obs: np.ndarray) -> np.ndarray:
     return obs
 
 
-def state_from_observation(obs: np.ndarray) -> GameState:
+def state_from_observation(obs: np.ndarray) -> GameState:  # noqa: C901
     """A :class:`GameState`, with the observer as player 0, that agrees with observation ``obs``.
 
     ``ValueError`` if ``obs`` is not a well-formed observation vector."""

@@ -78,7 +78,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's naming convention)
     in progress is not carried over (use ``game_state.to_json()`` for that).
     """
 
-    metadata = {
+    metadata: dict[str, Any] = {
         "name": "concordia_v0",
         "render_modes": list(RENDER_MODES),
         "is_parallelizable": False,
@@ -124,7 +124,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's naming convention)
         self.game_state: GameState | None = None
         self._seed_rng = np.random.default_rng()
         self._no_mask = np.zeros(E.NUM_ACTIONS, np.int8)
-        self._figure = None
+        self._figure: Any = None  # matplotlib Figure of render_mode='human', made on first use
 
     # ------------------------------------------------------------ spaces
     def observation_space(self, agent: str) -> spaces.Space:
@@ -151,13 +151,19 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's naming convention)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
-        self.infos = {a: {} for a in self.agents}
-        self.agent_selection = self.possible_agents[self.game_state.current_player]
+        self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
+        self.agent_selection = self.possible_agents[self._game_state().current_player]
         if self.render_mode == "human":
             self.render()
 
+    def _game_state(self) -> GameState:
+        """The game in progress; a clear error before the first ``reset()``."""
+        if self.game_state is None:
+            raise RuntimeError("the env has no game yet: call reset() first")
+        return self.game_state
+
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        st = self.game_state
+        st = self._game_state()
         seat = self._seat[agent]
         obs = np.empty(OBSERVATION_SIZE, np.float32)
         encode(st.s, self.game.tables, self._map_id, seat, obs)
@@ -169,7 +175,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's naming convention)
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        st = self.game_state
+        st = self._game_state()
         self._cumulative_rewards[agent] = 0.0
         action = as_action(action)
         try:
@@ -189,7 +195,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's naming convention)
             self.render()
 
     def _finish(self, rewards: np.ndarray, truncated: bool) -> None:
-        infos = outcome_infos(self.game_state, self.possible_agents)
+        infos = outcome_infos(self._game_state(), self.possible_agents)
         for p, a in enumerate(self.possible_agents):
             self.rewards[a] = float(rewards[p])
             self.infos[a] = infos[p]
@@ -232,7 +238,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's naming convention)
         if self._figure is None or not plt.fignum_exists(self._figure.number):
             self._figure = plt.figure(figsize=FIGSIZE, dpi=80)  # 1280x800: fits a laptop screen
         self._figure.clear()
-        draw_state(self.game_state, self._figure)
+        draw_state(self._game_state(), self._figure)
         if plt.get_backend().lower() != "agg":  # a screen exists: show the frame
             plt.pause(1.0 / self.metadata["render_fps"])
 

@@ -14,7 +14,7 @@ same seed gives the same game on every machine and every numpy version.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
@@ -87,7 +87,7 @@ class Game:
         raise KeyError(f"no {kind} route between {a} and {b} on the {self.name} map")
 
 
-@lru_cache(maxsize=None)
+@cache
 def get_game(map_name: str) -> Game:
     """The (cached) :class:`Game` of ``map_name``."""
     m = load_map(map_name)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -99,7 +100,8 @@ def _geometry(game) -> _Geometry:
 
     city = to_plot(m.city_xy)
     point: dict[int, tuple[float, float]] = {}
-    land_lines, sea_lines = [], []
+    land_lines: list[np.ndarray] = []
+    sea_lines: list[np.ndarray] = []
     t = np.linspace(0.0, 1.0, 17)[:, None]
     for rid, a, b in game.routes:
         spots = m.land_route_xy if rid < E.NL else m.sea_route_xy
@@ -219,7 +221,7 @@ def _tokens(ax, xs, ys, goods, size: float, letter_size: float, marker: str = "s
 
 
 # ------------------------------------------------------------------ map
-def _draw_map(state, ax, static: bool, dynamic: bool) -> None:
+def _draw_map(state, ax, static: bool, dynamic: bool) -> None:  # noqa: C901
     g, m = state.game, state.game.map
     geo = _geometry(g)
     n = state.num_players
@@ -260,7 +262,8 @@ def _draw_map(state, ax, static: bool, dynamic: bool) -> None:
 
     # Provinces' bonus markers: good side up shows the good, coins side up a coin.
     active, marker = state.field("marker_active"), state.field("marker_good")
-    good_side, coin_side = ([], [], []), ([], [])
+    good_side: tuple[list[Any], list[Any], list[Any]] = ([], [], [])
+    coin_side: tuple[list[Any], list[Any]] = ([], [])
     for q, (lx, ly) in enumerate(labels):
         if int(marker[q]) < 0:
             continue

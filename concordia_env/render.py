@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import sys
-from typing import Sequence, TextIO
+from collections.abc import Sequence
+from typing import TextIO
 
 from . import board
 from . import engine as E
@@ -98,7 +99,7 @@ class TurnPrinter:
 
     def flush(self) -> None:
         if self.lines:
-            p = self.player
+            p = self.player if self.player is not None else -1  # lines exist only after __call__ set it
             who = f"player {p}" + (f" ({self.names[p]})" if self.names is not None else "")
             print(f"Turn {self.turn:3d}, {who}: " + "; ".join(self.lines), file=self.out)
         self.lines.clear()

@@ -27,8 +27,8 @@ from __future__ import annotations
 
 import functools
 import random
+from collections.abc import Iterable, Sequence
 from numbers import Integral
-from typing import Iterable, Sequence
 
 from . import engine as E
 from .actions import KIND_NAMES
@@ -48,7 +48,7 @@ def _lookup(what: str, fn, name):
 
 
 def _player(state, p) -> int:
-    if isinstance(p, bool) or not isinstance(p, Integral) or not 0 <= p < state.num_players:
+    if isinstance(p, bool) or not isinstance(p, Integral) or not 0 <= int(p) < state.num_players:
         raise ValueError(f"unknown player {p!r}; players are 0..{state.num_players - 1}")
     return int(p)
 

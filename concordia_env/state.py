@@ -161,7 +161,7 @@ class GameState:
         return [1.0 if p == w else -1.0 / (n - 1) for p in range(n)]
 
     # ------------------------------------------------------------ copies
-    def clone(self) -> "GameState":
+    def clone(self) -> GameState:
         """An independent copy (two small array copies)."""
         new = GameState.__new__(GameState)
         new.game = self.game
@@ -178,7 +178,7 @@ class GameState:
         return json.dumps(doc, separators=(",", ":"))
 
     @classmethod
-    def from_json(cls, text: str) -> "GameState":
+    def from_json(cls, text: str) -> GameState:
         """Restore a state written by :meth:`to_json`.
 
         Raises ``ValueError`` saying what is wrong for malformed, corrupt or

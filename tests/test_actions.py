@@ -9,9 +9,8 @@ import re
 import numpy as np
 import pytest
 
-from concordia_env import actions
+from concordia_env import actions, new_game
 from concordia_env import engine as E
-from concordia_env import new_game
 from concordia_env import scenario as sc
 from concordia_env.state import IllegalActionError
 

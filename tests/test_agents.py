@@ -17,12 +17,12 @@ import numpy as np
 import pytest
 
 import concordia_env as ce
+from concordia_env import engine as E
 from concordia_env.agents import make_agent, parse_spec
 from concordia_env.agents.heuristic import HeuristicAgent
 from concordia_env.agents.mcts import MCTSAgent, deck_blocks, evaluate, resample_deck
 from concordia_env.agents.random_agent import RandomAgent
 from concordia_env.arena.records import play_game, verify_record
-from concordia_env import engine as E
 from concordia_env.board import deck_card_ids
 from concordia_env.encoding import observation
 from concordia_env.game import get_game

@@ -110,7 +110,7 @@ def test_win_rewards_sum_to_zero_and_reach_every_seat(map_name, n):
         assert sorted(rewards) == [-1.0 / (n - 1)] * (n - 1) + [1.0]
         winner = {final[a][1]["winner"] for a in final}
         assert len(winner) == 1 and final[winner.pop()][0] == 1.0
-        for a, (r, info, term, trunc) in final.items():
+        for _a, (r, info, term, trunc) in final.items():
             assert term and not trunc
             assert info["vp"] == sum(info["vp_breakdown"].values())
             assert (info["rank"] == 1) == (r == 1.0)
@@ -258,10 +258,10 @@ def test_observation_layout_covers_the_vector_once():
     assert (covered == 1).all()
 
 
-def reference_observation(st, observer: int) -> dict[str, np.ndarray]:
+def reference_observation(st, observer: int) -> dict[str, np.ndarray]:  # noqa: C901
     """An independent, slow encoding written from the documented layout."""
     f = st.field
-    n, P = st.num_players, E.MAXP
+    n = st.num_players
     T = st.game.tables
     seats = [(observer + k) % n for k in range(n)]  # row k -> absolute seat
     out = {name: np.zeros(shape, np.float32) for name, shape, _ in OBSERVATION_FIELDS}

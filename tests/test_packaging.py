@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-tomllib = pytest.importorskip("tomllib")  # Python >= 3.11 (the CI runs 3.11)
-
 import concordia_env
+
+tomllib = pytest.importorskip("tomllib")  # Python >= 3.11 (the CI runs 3.11)
 
 ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))

@@ -24,7 +24,7 @@ def games():
 
 def test_money_by_turn_order_and_pm_to_the_last_player():
     starts = Counter()
-    for m, n, seed, st in games():
+    for _m, n, _seed, st in games():
         start = int(st.field("start_player"))
         starts[n, start] += 1
         assert [int(st.field("coins")[(start + i) % n]) for i in range(n)] == [5, 6, 7, 8, 9][:n]
@@ -38,7 +38,7 @@ def test_storehouses_colonists_hands():
     starting = Counter(comp.card_types[t].name for t in comp.starting_hand)
     assert starting == {"Tribunus": 1, "Architectus": 1, "Praefectus": 2, "Mercator (3)": 1,
                         "Senator": 1, "Diplomat (Jupiter)": 1}
-    for m, n, seed, st in games():
+    for _m, n, _seed, st in games():
         for p in range(n):
             assert st.field("goods")[p].tolist() == [1, 2, 1, 1, 1]
             assert st.field("colonist")[p].tolist() == [0, -1, -1, 0, -1, -1]  # 1 land + 1 sea in Roma
@@ -54,7 +54,7 @@ def test_storehouses_colonists_hands():
 def test_display_and_decks():
     comp = data.components()
     ids = deck_card_ids(comp)
-    for m, n, seed, st in games():
+    for _m, n, _seed, st in games():
         decks = ["I", "II", "III", "IV", "V"][:n]
         assert list(comp.decks_per_player_count[n]) == decks
         stack = st.field("deck")[:int(st.field("deck_len"))].tolist()
@@ -69,7 +69,7 @@ def test_display_and_decks():
 
 def test_city_tokens_per_letter_and_markers():
     comp = data.components()
-    for m, n, seed, st in games():
+    for m, _n, _seed, st in games():
         md = st.game.map
         goods = st.field("city_good")
         assert int(goods[0]) == -1  # Roma produces nothing

@@ -10,12 +10,21 @@ import numpy as np
 import pytest
 
 import concordia_env.agents.base
+from concordia_env import GOD_COLUMNS, NUM_ACTIONS
 from concordia_env.agents import Agent, make_agent
 from concordia_env.agents.base import check_mask
-from concordia_env.arena.records import (AgentError, RECORD_FORMAT, agent_seed, load_record, play_game,
-                            replay_states, replay_steps, save_record, verify_record)
+from concordia_env.arena.records import (
+    RECORD_FORMAT,
+    AgentError,
+    agent_seed,
+    load_record,
+    play_game,
+    replay_states,
+    replay_steps,
+    save_record,
+    verify_record,
+)
 from concordia_env.arena.tournament import format_table, run_tournament, seat_specs, wilson_interval, write_results
-from concordia_env import GOD_COLUMNS, NUM_ACTIONS
 
 
 class FirstAgent(Agent):
@@ -177,7 +186,7 @@ def test_changed_action_is_caught(record):
     other_legal = next(a for a in state.legal_actions() if a != record["actions"][i])
     illegal = next(a for a in range(NUM_ACTIONS) if a not in state.legal_actions())
     for replacement in (other_legal, illegal):
-        bad = _changed(record, lambda r: r["actions"].__setitem__(i, replacement))
+        bad = _changed(record, lambda r, a=replacement: r["actions"].__setitem__(i, a))
         with pytest.raises(ValueError, match="is illegal|but the replay gives|still running|truncated"):
             verify_record(bad)
 

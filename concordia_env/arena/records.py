@@ -30,8 +30,9 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -265,7 +266,7 @@ def replay_states(record: dict[str, Any]) -> Iterator[tuple[int, GameState]]:
 def final_state(record: dict[str, Any]) -> GameState:
     """The state after a record's last action (``ValueError`` on an illegal action)."""
     state = initial_state(record)
-    for _, state in replay_states(record):
+    for _, state in replay_states(record):  # noqa: B007 - the loop's last state is the answer
         pass
     return state
 

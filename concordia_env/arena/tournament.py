@@ -28,10 +28,11 @@ import math
 import os
 import signal
 import time
+from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from statistics import NormalDist
-from typing import Any, Sequence
+from typing import Any
 
 from openskill.models import PlackettLuce
 from tqdm import tqdm

@@ -18,10 +18,10 @@ import time
 
 import numpy as np
 
-from concordia_env.tools.bench import machine_description
 from concordia_env.data import MAP_NAMES
 from concordia_env.encoding import observation
 from concordia_env.state import GameState, new_game
+from concordia_env.tools.bench import machine_description
 
 from ..agents.base import Agent, make_agent
 from ..arena.records import play_game
@@ -32,7 +32,8 @@ class TimedAgent(Agent):
     """Wraps an agent and records the seconds of every decision that had a choice."""
 
     def __init__(self, inner: Agent) -> None:
-        self.inner, self.name, self.seconds = inner, inner.name, []
+        self.inner, self.name = inner, inner.name
+        self.seconds: list[float] = []
 
     def reset(self, seed: int | None = None) -> None:
         self.inner.reset(seed)

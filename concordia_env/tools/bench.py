@@ -111,7 +111,7 @@ def aec_steps_per_second(make_env, seconds: float, seed: int) -> float:
     start = time.perf_counter()
     while time.perf_counter() - start < seconds or games == 0:
         env.reset(seed=seed + games)
-        for agent in env.agent_iter():
+        for _agent in env.agent_iter():
             obs, reward, terminated, truncated, info = env.last()
             if terminated or truncated:
                 env.step(None)
