@@ -1,13 +1,18 @@
-"""concordia_env.agents.policy: loading stable-baselines3 models, legal play in every seat, seeding, specs, errors.
+"""concordia_env.agents.policy: loading stable-baselines3 models, legal play in every seat, seeding, specs, errors;
+the ``ppo`` agent's file handling (numpy pairs, no torch).
 
 Models are tiny untrained-or-barely-trained networks made here (no released file is
-needed): what is tested is the plumbing, not the play strength.
+needed): what is tested is the plumbing, not the play strength. Tests that need a
+stable-baselines3 model skip without the "train" extra; the rest run on numpy alone.
 """
 
 from __future__ import annotations
 
+import base64
+import json
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import gymnasium as gym
@@ -15,15 +20,15 @@ import numpy as np
 import pytest
 from gymnasium import spaces
 
-pytest.importorskip("sb3_contrib")  # the "train" extra: torch, stable-baselines3, sb3-contrib
-
-import concordia_env as ce  # noqa: E402
-from concordia_env.agents import make_agent  # noqa: E402
-from concordia_env.agents import policy as P  # noqa: E402
-from concordia_env.agents.policy import PolicyAgent, ReleasedPolicyAgent, released_policy  # noqa: E402
-from concordia_env.agents.random_agent import RandomAgent  # noqa: E402
-from concordia_env import encoding  # noqa: E402
-from concordia_env.scenario import play_random  # noqa: E402
+import concordia_env as ce
+from concordia_env import encoding
+from concordia_env.agents import make_agent
+from concordia_env.agents import policy as P
+from concordia_env.agents.numpy_policy import NumpyPolicy
+from concordia_env.agents.policy import PolicyAgent, ReleasedPolicyAgent, released_policy
+from concordia_env.agents.random_agent import RandomAgent
+from concordia_env.scenario import play_random
+from concordia_env.training.selfplay import observation_space
 
 COMBOS = [("italia", 2), ("italia", 3), ("italia", 4), ("imperium", 3), ("imperium", 4), ("imperium", 5)]
 REPO = Path(__file__).resolve().parents[1]
@@ -91,6 +96,7 @@ class TinyEnv(gym.Env):
 
 
 def _maskable(env, learn: int = 0):
+    pytest.importorskip("sb3_contrib")  # the "train" extra: torch, stable-baselines3, sb3-contrib
     from sb3_contrib import MaskablePPO
 
     kind = "MultiInputPolicy" if isinstance(env.observation_space, spaces.Dict) else "MlpPolicy"
@@ -103,6 +109,7 @@ def _maskable(env, learn: int = 0):
 @pytest.fixture(scope="module")
 def models(tmp_path_factory) -> dict[str, Path]:
     """Saved model files, made once per test process: name -> path."""
+    pytest.importorskip("sb3_contrib")
     from stable_baselines3 import A2C, DQN, PPO
 
     d = tmp_path_factory.mktemp("models")
@@ -222,6 +229,7 @@ def test_algorithm_is_detected(models, name, algo, maskable):
 
 
 def test_custom_policy_class_falls_back_to_maskable_ppo(tmp_path):
+    pytest.importorskip("sb3_contrib")
     from sb3_contrib import MaskablePPO
     from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 
@@ -237,6 +245,7 @@ def test_custom_policy_class_falls_back_to_maskable_ppo(tmp_path):
 
 
 def test_recurrent_policies_are_refused(tmp_path):
+    pytest.importorskip("sb3_contrib")
     from sb3_contrib import RecurrentPPO
 
     path = tmp_path / "lstm.zip"
@@ -342,20 +351,36 @@ def test_make_agent_policy_spec(models):
         make_agent("policy:path=/no/such/model.zip")
 
 
+def numpy_pair(directory: Path, stem: str, map_name: str | None, seed: int = 0) -> Path:
+    """A random numpy policy saved as ``directory/stem.npz`` + ``.json``; returns the ``.npz``."""
+    rng = np.random.default_rng(seed)
+    sizes = (encoding.OBSERVATION_SIZE, 16, ce.NUM_ACTIONS)
+    layers = [(rng.normal(size=(b, a)).astype(np.float32) * 0.1, rng.normal(size=b).astype(np.float32))
+              for a, b in zip(sizes, sizes[1:])]
+    policy = NumpyPolicy.from_bounds(layers, "Tanh", observation_space("italia").high, name=stem, map_name=map_name)
+    return policy.save(directory / stem)[0]
+
+
 def test_released_policy_missing_file_fails_at_first_act(tmp_path, monkeypatch):
     monkeypatch.setattr(P, "POLICY_DIR", tmp_path)
     agent = make_agent("ppo", seed=0)  # building it needs no file
     assert isinstance(agent, ReleasedPolicyAgent)
     state = ce.new_game("italia", 3, seed=0)
-    msg = (rf"no released policy for map 'italia' at {tmp_path / 'ppo_italia.zip'}; train one with "
-           r"training/train_ppo.py or use policy:path=FILE")
-    with pytest.raises(FileNotFoundError, match=msg):
+    with pytest.raises(FileNotFoundError) as info:
+        agent.act(encoding.observation(state, state.current_player), state.legal_action_mask())
+    message = str(info.value)
+    assert f"no released policy for map 'italia' at {tmp_path / 'ppo_italia.npz'}" in message
+    assert "python -m concordia_env.training.train_ppo --map italia ... --release ppo_italia.zip" in message
+    assert f"python -m concordia_env.training.export_policy MODEL.zip {tmp_path / 'ppo_italia'}" in message
+    # a .npz without its header: the loader names the missing .json
+    numpy_pair(tmp_path, "ppo_italia", "italia").with_suffix(".json").unlink()
+    with pytest.raises(FileNotFoundError, match=rf"header not found: {tmp_path / 'ppo_italia.json'}"):
         agent.act(encoding.observation(state, state.current_player), state.legal_action_mask())
 
 
-def test_released_policy_reads_the_map_from_the_observation(models, tmp_path, monkeypatch):
+def test_released_policy_reads_the_map_from_the_observation(tmp_path, monkeypatch):
     monkeypatch.setattr(P, "POLICY_DIR", tmp_path)
-    (tmp_path / "ppo_italia.zip").write_bytes(models["maskable"].read_bytes())
+    numpy_pair(tmp_path, "ppo_italia", "italia")
     agent = released_policy(seed=0)
     assert play("italia", 4, {1: agent}, seed=12) > 0
     assert released_policy(seed=1).policy_for("italia") is agent.policy_for("italia")  # cached
@@ -372,25 +397,133 @@ def test_released_policy_reads_the_map_from_the_observation(models, tmp_path, mo
         released_policy(map_name="gallia")
 
 
+def test_released_policy_must_be_the_map_it_claims(tmp_path, monkeypatch):
+    monkeypatch.setattr(P, "POLICY_DIR", tmp_path)
+    numpy_pair(tmp_path, "ppo_imperium", "italia")
+    state = ce.new_game("imperium", 3, seed=0)
+    with pytest.raises(ValueError, match=r"ppo_imperium.json: the released policy for 'imperium' says it was "
+                                         r"trained on 'italia'"):
+        make_agent("ppo").act(encoding.observation(state, state.current_player), state.legal_action_mask())
+
+
+def test_ppo_play_is_the_masked_argmax_or_a_seeded_masked_softmax_draw(tmp_path, monkeypatch):
+    monkeypatch.setattr(P, "POLICY_DIR", tmp_path)
+    policy = NumpyPolicy.load(numpy_pair(tmp_path, "ppo_italia", "italia"))
+    for k in range(5):
+        state = play_random(ce.new_game("italia", 3, seed=k), 30 + 7 * k, seed=k)
+        obs, mask = encoding.observation(state, state.current_player), state.legal_action_mask()
+        legal = np.flatnonzero(mask)
+        assert make_agent("ppo").act(obs, mask) == legal[np.argmax(policy.logits(obs)[legal])]
+        draws = [make_agent("ppo:deterministic=0", seed=s).act(obs, mask) for s in range(20)]
+        expected = [P.sample_softmax(legal, policy.logits(obs)[legal].astype(np.float64), np.random.default_rng(s))
+                    for s in range(20)]
+        assert draws == expected and set(draws) <= set(legal.tolist())
+
+
+def test_policy_agent_plays_a_numpy_pair(tmp_path):
+    path = numpy_pair(tmp_path, "mine", None)
+    agent = make_agent(f"policy:path={path}", seed=1)
+    assert agent.policy.algorithm == "numpy" and isinstance(agent.model, NumpyPolicy)
+    assert agent.path == path.resolve()
+    assert play("imperium", 4, {2: agent}, seed=14) > 0
+    with pytest.raises(ValueError, match="observation has shape"):
+        agent.act(np.zeros(5, np.float32), np.ones(ce.NUM_ACTIONS, np.int8))
+    with pytest.raises(ValueError, match="algo="):
+        PolicyAgent(path, algo="PPO")
+
+
 def test_released_policy_path():
-    assert P.released_policy_path("imperium") == P.POLICY_DIR / "ppo_imperium.zip"
-    assert P.POLICY_DIR == REPO / "agents" / "policies"
+    assert P.released_policy_path("imperium") == P.POLICY_DIR / "ppo_imperium.npz"
+    assert P.POLICY_DIR == REPO / "concordia_env" / "agents" / "policies"
 
 
-def test_importing_agents_does_not_import_torch():
-    code = ("import sys, concordia_env.agents as agents; agents.make_agent('random'); import concordia_env.agents.policy; "
+def test_importing_agents_and_playing_ppo_does_not_import_torch():
+    code = ("import sys, numpy as np, concordia_env as ce, concordia_env.agents as agents; "
+            "from concordia_env import encoding; agents.make_agent('random'); import concordia_env.agents.policy; "
+            "st = ce.new_game('italia', 2, seed=0); "
+            "agents.make_agent('ppo').act(encoding.observation(st, st.current_player), st.legal_action_mask()); "
             "bad = [m for m in ('torch', 'stable_baselines3', 'sb3_contrib') if m in sys.modules]; "
             "assert not bad, bad")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=REPO, timeout=120)
 
 
-def test_missing_torch_names_the_extra_to_install(monkeypatch, capsys):
+def test_missing_torch_names_the_extra_to_install(models, monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "torch", None)  # makes `import torch` fail
     monkeypatch.setattr(P, "_CACHE", {})
-    with pytest.raises(ImportError, match=r"pip install torch==2\.13\.0 && pip install -e '\.\[train\]'"):
+    expected = "pip install torch --index-url https://download.pytorch.org/whl/cpu && pip install 'concordia-env[train]'"
+    assert P.TRAIN_EXTRA_INSTALL == expected
+    with pytest.raises(ImportError, match="install the train extra") as info:
         P._torch()
+    assert expected in str(info.value)
     from concordia_env.cli import main
 
-    assert main(["tournament", "--map", "italia", "--players", "2", "--agents", "ppo,random", "--games", "2",
-                 "--no-progress"]) == 1
+    assert main(["tournament", "--map", "italia", "--players", "2", "--agents",
+                 f"policy:path={models['maskable']},random", "--games", "2", "--no-progress"]) == 1
     assert "install the train extra" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------ what is (not) read from a zip
+def rewrite_data(src: Path, dst: Path, edit) -> Path:
+    """A copy of the zip ``src`` at ``dst`` whose ``data`` JSON went through ``edit(record) -> record``."""
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w") as zout:
+        for item in zin.infolist():
+            data = zin.read(item)
+            if item.filename == "data":
+                data = json.dumps(edit(json.loads(data))).encode()
+            zout.writestr(item, data)
+    return dst
+
+
+@pytest.mark.parametrize("value", [[1, 2], "text", 3, None])
+def test_data_that_is_json_but_not_an_object_is_refused(tmp_path, value):
+    path = tmp_path / "odd.zip"
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("data", json.dumps(value))
+    with pytest.raises(ValueError, match=rf"{path}.*not an object"):
+        PolicyAgent(path)
+    with pytest.raises(ValueError, match="not an object"):
+        P.detect_algorithm(path)
+
+
+@pytest.mark.parametrize("name", ["maskable", "maskable_dict", "dqn"])
+def test_spaces_come_from_the_package_not_the_pickle(models, tmp_path, name):
+    # the saved spaces' pickles are replaced by bytes that cannot be unpickled: loading still works
+    garbage = base64.b64encode(b"\x80\x05not a pickle").decode()
+
+    def spoil(record):
+        for key in ("observation_space", "action_space"):
+            record[key][":serialized:"] = garbage
+        return record
+
+    path = rewrite_data(models[name], tmp_path / f"{name}.zip", spoil)
+    agent = PolicyAgent(path)
+    space = agent.model.observation_space
+    box = space["observation"] if name == "maskable_dict" else space
+    np.testing.assert_array_equal(box.high, observation_space("imperium").high)  # the rule bounds, not the saved inf
+    assert agent.model.action_space.n == ce.NUM_ACTIONS
+    if name == "maskable_dict":
+        assert set(space.spaces) == {"observation", "action_mask"} and space["action_mask"].dtype == np.int8
+    assert play("italia", 2, {0: agent}, seed=15) > 0
+
+
+def test_unreadable_space_records_are_refused(models, tmp_path):
+    def drop(record):
+        del record["observation_space"]
+        return record
+
+    with pytest.raises(ValueError, match="records no observation or action space"):
+        PolicyAgent(rewrite_data(models["maskable"], tmp_path / "a.zip", drop))
+
+    def multi(record):
+        record["action_space"][":type:"] = "<class 'gymnasium.spaces.multi_discrete.MultiDiscrete'>"
+        return record
+
+    with pytest.raises(ValueError, match=rf"action space is a MultiDiscrete, expected Discrete\({ce.NUM_ACTIONS}\)"):
+        PolicyAgent(rewrite_data(models["maskable"], tmp_path / "b.zip", multi))
+
+
+def test_trust_warning_is_in_the_docs():
+    from concordia_env.agents import base
+
+    assert "runs code from the file" in P.__doc__ and "trust" in P.PolicyAgent.__doc__
+    assert "runs code from the file" in base.__doc__

@@ -7,12 +7,18 @@ import pickle
 import numpy as np
 import pytest
 
-from concordia_env.training.selfplay import (FrozenPolicy, OpponentPool, SingleLearnerEnv, observation_scaling,
-                             parse_weights, scale_observation)
 from concordia_env.encoding import OBSERVATION_SIZE, observation
 from concordia_env.engine import NUM_ACTIONS
 from concordia_env.rewards import VP_SCALE, seat_rewards
 from concordia_env.state import IllegalActionError
+from concordia_env.training.selfplay import (
+    FrozenPolicy,
+    OpponentPool,
+    SingleLearnerEnv,
+    observation_scaling,
+    parse_weights,
+    scale_observation,
+)
 from concordia_env.validation import check_invariants
 
 COUNTS = {"imperium": (3, 4, 5), "italia": (2, 3, 4)}
@@ -165,8 +171,8 @@ def test_self_opponents_fall_back_to_random_until_a_snapshot_exists():
     assert env.reset(seed=0)[1]["opponent"] == "random"
     rng = np.random.default_rng(0)
     high = env.observation_space.high
-    env.add_snapshot(FrozenPolicy(random_layers(rng), "Tanh", high, name="a"))
-    env.add_snapshot(FrozenPolicy(random_layers(rng), "Tanh", high, name="b"))
+    env.add_snapshot(FrozenPolicy.from_bounds(random_layers(rng), "Tanh", high, name="a"))
+    env.add_snapshot(FrozenPolicy.from_bounds(random_layers(rng), "Tanh", high, name="b"))
     assert env.num_snapshots() == 2
     _, info = env.reset(seed=1)
     assert info["opponent"] == "self"
@@ -180,7 +186,7 @@ def test_pool_keeps_the_newest_snapshots():
     pool = OpponentPool("self=1", max_snapshots=2)
     rng = np.random.default_rng(0)
     for name in "abc":
-        pool.add(FrozenPolicy(random_layers(rng), "ReLU", np.ones(OBSERVATION_SIZE), name=name))
+        pool.add(FrozenPolicy.from_bounds(random_layers(rng), "ReLU", np.ones(OBSERVATION_SIZE), name=name))
     assert [s.name for s in pool.snapshots] == ["b", "c"]
     drawn = [pool.draw_snapshot(rng).name for _ in range(200)]
     assert 0.6 < drawn.count("c") / 200 < 0.9  # newest with 1/2, plus half of the uniform draws
@@ -191,7 +197,7 @@ def test_pool_keeps_the_newest_snapshots():
 def test_frozen_policy_picks_legal_moves_and_pickles():
     env = SingleLearnerEnv("imperium", num_players=4, opponents="random")
     obs, _ = env.reset(seed=0)
-    policy = FrozenPolicy(random_layers(np.random.default_rng(1)), "Tanh", env.observation_space.high)
+    policy = FrozenPolicy.from_bounds(random_layers(np.random.default_rng(1)), "Tanh", env.observation_space.high)
     mask = env.action_masks()
     rng = np.random.default_rng(0)
     picks = {policy.choose(obs, mask, rng) for _ in range(50)}
@@ -202,9 +208,9 @@ def test_frozen_policy_picks_legal_moves_and_pickles():
     copy = pickle.loads(pickle.dumps(policy))
     np.testing.assert_array_equal(copy.logits(obs), policy.logits(obs))
     with pytest.raises(ValueError, match="activation"):
-        FrozenPolicy(random_layers(rng), "Swish", env.observation_space.high)
+        FrozenPolicy.from_bounds(random_layers(rng), "Swish", env.observation_space.high)
     with pytest.raises(ValueError, match="inputs"):
-        FrozenPolicy(random_layers(rng, (10, 4, NUM_ACTIONS)), "Tanh", env.observation_space.high)
+        FrozenPolicy.from_bounds(random_layers(rng, (10, 4, NUM_ACTIONS)), "Tanh", env.observation_space.high)
 
 
 def test_observation_scaling_bounds_the_network_input():
@@ -240,3 +246,18 @@ def test_frozen_policy_matches_the_torch_policy():
     default = MaskablePPO("MlpPolicy", env, n_steps=64, batch_size=64, device="cpu")
     with pytest.raises(ValueError, match="ObservationScaler"):
         FrozenPolicy.from_policy(default.policy)
+
+
+def test_frozen_policy_is_the_numpy_policy_the_ppo_agent_loads(tmp_path):
+    # one class, one forward pass: a snapshot saved as a numpy pair plays exactly as it did in training
+    from concordia_env.agents.numpy_policy import NumpyPolicy
+
+    assert FrozenPolicy is NumpyPolicy
+    env = SingleLearnerEnv("imperium", num_players=3, opponents="random")
+    obs, _ = env.reset(seed=4)
+    policy = FrozenPolicy.from_bounds(random_layers(np.random.default_rng(2)), "ReLU", env.observation_space.high,
+                                      name="step_0")
+    policy.save(tmp_path / "step_0")
+    loaded = NumpyPolicy.load(tmp_path / "step_0.npz")
+    np.testing.assert_array_equal(loaded.logits(obs), policy.logits(obs))
+    assert loaded.name == "step_0" and loaded.activation == "ReLU"

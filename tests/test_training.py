@@ -15,14 +15,15 @@ pytest.importorskip("sb3_contrib")  # the "train" extra
 
 REPO = Path(__file__).resolve().parents[1]
 
-from concordia_env.training import evaluate, plot_curves, train_ppo  # noqa: E402
 from sb3_contrib import MaskablePPO  # noqa: E402
 
-from concordia_env.agents.policy import PolicyAgent  # noqa: E402
+from concordia_env.agents.numpy_policy import NumpyPolicy  # noqa: E402
+from concordia_env.agents.policy import TRAIN_EXTRA_INSTALL, PolicyAgent  # noqa: E402
 from concordia_env.agents.random_agent import RandomAgent  # noqa: E402
 from concordia_env.arena.records import play_game  # noqa: E402
-from concordia_env.training.selfplay import SingleLearnerEnv  # noqa: E402
 from concordia_env.data import load_map  # noqa: E402
+from concordia_env.training import evaluate, plot_curves, train_ppo  # noqa: E402
+from concordia_env.training.selfplay import SingleLearnerEnv  # noqa: E402
 
 TINY = ["--total-steps", "2048", "--n-envs", "2", "--n-steps", "512", "--batch-size", "256",
         "--checkpoint-every", "1024", "--eval-every", "1024", "--eval-episodes", "1",
@@ -45,6 +46,7 @@ def test_tiny_run_writes_everything(tiny_run):
         assert (out / name).is_file(), name
     assert list((out / "logs").glob("events.out.tfevents.*")), "no TensorBoard log"
     assert release.read_bytes() == (out / "policy.zip").read_bytes()
+    assert release.with_suffix(".npz").is_file() and release.with_suffix(".json").is_file()
     assert (out / "policy.zip").stat().st_size < 0.6 * (out / "final.zip").stat().st_size  # no optimizer state
     config = json.loads((out / "config.json").read_text())
     assert config["map"] == map_name and config["seed"] == 3 and config["net_arch"] == [32, 32]
@@ -69,6 +71,29 @@ def test_loaded_policy_plays_a_full_game_in_every_player_count(tiny_run):
             record = play_game(map_name, n, seed=n, agents=agents)
             assert record["result"]["truncated"] is False
             assert len(record["result"]["scores"]) == n
+
+
+def test_release_writes_the_numpy_pair_export_policy_would(tiny_run, tmp_path):
+    from concordia_env.training.export_policy import export
+
+    map_name, out, release = tiny_run
+    policy = NumpyPolicy.load(release.with_suffix(".npz"))
+    assert policy.map_name == map_name and policy.layer_sizes[1:-1] == [32, 32]
+    assert policy.metadata["source"]["file"] == release.name and policy.metadata["num_timesteps"] == 2048
+    # the same bytes as exporting the released zip afterwards (the in-memory model is the saved one)
+    again = export(release, tmp_path / release.stem, map_name=map_name)
+    assert again[0].read_bytes() == release.with_suffix(".npz").read_bytes()
+    assert again[1].read_bytes() == release.with_suffix(".json").read_bytes()
+    torch_agent, numpy_agent = PolicyAgent(release), PolicyAgent(release.with_suffix(".npz"))
+    env = SingleLearnerEnv(map_name, opponents="random")
+    obs, _ = env.reset(seed=1)
+    for _ in range(40):
+        mask = env.action_masks().astype(np.int8)
+        action = numpy_agent.act(obs, mask)
+        assert action == torch_agent.act(obs, mask)
+        obs, _, term, trunc, _ = env.step(action)
+        if term or trunc:
+            break
 
 
 def test_slim_policy_predicts_like_the_full_model(tiny_run):
@@ -104,6 +129,15 @@ def test_resume_continues_the_step_count_and_refills_the_pool(tmp_path):
     assert np.nanmax(progress["selfplay/snapshots"][progress["time/total_timesteps"] == 3072]) == 3
 
 
+def test_resume_from_a_zip_of_the_earlier_layout(tmp_path):
+    # training/release/ppo_italia.zip pickled its features extractor as agents.nets.ObservationScaler
+    args = ["--map", "italia", "--out", str(tmp_path), "--resume", str(REPO / "training" / "release" / "ppo_italia.zip")]
+    args += TINY
+    args[args.index("--total-steps") + 1] = "1024"
+    assert train_ppo.main(args) == 0
+    assert json.loads((tmp_path / "wall_time.json").read_text())["timesteps"] > 6_000_000
+
+
 def test_same_seed_same_policy(tmp_path):
     def run(out: Path, seed: int) -> dict:
         args = ["--map", "italia", "--seed", str(seed), "--out", str(out)] + TINY
@@ -137,6 +171,11 @@ def test_evaluate_writes_tournament_results(tiny_run, tmp_path, capsys):
     assert m["wins"] == round(m["win_rate"] * m["games"])
     assert m["tournament"]["agents"] == [f"policy:path={release}"] + ["random"] * (n - 1)
     assert f"{m['wins']}/{m['games']}" in capsys.readouterr().out
+    # the numpy pair beside the release evaluates too (the ppo agent's own files, no torch needed)
+    npz_out = tmp_path / "eval_npz.json"
+    assert evaluate.main(["--policy", str(release.with_suffix(".npz")), "--map", map_name, "--players", str(n),
+                          "--vs", "random", "--games", str(n), "--out", str(npz_out), "--no-progress"]) == 0
+    assert json.loads(npz_out.read_text())["matchups"][0]["games"] == n
 
 
 def test_plot_curves_writes_a_png(tiny_run, tmp_path):
@@ -151,7 +190,7 @@ def run_script(name: str, *args: str) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=300)
 
 
-@pytest.mark.parametrize("name", ["train_ppo.py", "evaluate.py", "plot_curves.py"])
+@pytest.mark.parametrize("name", ["train_ppo.py", "evaluate.py", "plot_curves.py", "export_policy.py"])
 def test_help(name):
     proc = run_script(name, "--help")
     assert proc.returncode == 0 and "usage:" in proc.stdout
@@ -189,4 +228,6 @@ def test_train_without_the_train_extra_says_what_to_install(monkeypatch, capsys)
     with pytest.raises(SystemExit) as exc:
         train_ppo.main(["--map", "italia", "--total-steps", "10"])
     assert exc.value.code == 2
-    assert "pip install torch==2.13.0 && pip install -e '.[train]'" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert TRAIN_EXTRA_INSTALL in err
+    assert "pip install torch --index-url https://download.pytorch.org/whl/cpu && pip install 'concordia-env[train]'" in err

@@ -3,6 +3,11 @@
 A spec is a registered name optionally followed by ``:key=value`` options,
 e.g. ``random``, ``heuristic``, ``mcts:ms=500``, ``mcts:iterations=200:rollout=random``,
 ``policy:path=model.zip``. Values are parsed as int, then float, else kept as text.
+
+``ppo`` plays the policy released for the game's map (numpy weights shipped with the
+package: no torch needed). ``policy:path=FILE`` plays a saved policy: a numpy policy
+pair's ``.npz``, or a stable-baselines3 ``.zip``, which needs torch and is loaded with
+pickle, so it runs code from the file: play only model files you trust.
 """
 
 from __future__ import annotations
@@ -76,7 +81,7 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
 
 
 def _registry() -> dict[str, Callable[..., Agent]]:
-    # imported here so that `import agents` stays light (the policy agent imports torch)
+    # imported here so that `import agents` stays light (the policy agent imports torch, to load a .zip)
     from .random_agent import RandomAgent
 
     reg: dict[str, Callable[..., Agent]] = {"random": RandomAgent}

@@ -1,8 +1,20 @@
-"""Agents that play a trained stable-baselines3 / sb3-contrib model: ``policy`` and ``ppo``.
+"""Agents that play a trained policy: ``ppo`` (the released ones, numpy only) and ``policy`` (any file).
 
-:class:`PolicyAgent` plays a model file written by an algorithm's ``.save()``;
-:func:`released_policy` (spec ``ppo``) plays the policy released with the
-package for the map being played, ``agents/policies/ppo_{map}.zip``.
+:func:`released_policy` (spec ``ppo``) plays the policy released with the package for
+the map being played: ``agents/policies/ppo_{map}.npz`` with its header
+``ppo_{map}.json``, plain numpy weights of the actor network (see
+:mod:`concordia_env.agents.numpy_policy`). Playing it needs numpy only: importing this
+module and playing ``ppo`` never imports torch, stable-baselines3 or sb3-contrib.
+
+:class:`PolicyAgent` (spec ``policy:path=FILE``) plays either such a numpy pair
+(``FILE.npz``, no torch either) or a model file written by a stable-baselines3 /
+sb3-contrib algorithm's ``.save()`` (a ``.zip``; needs the ``train`` extra).
+
+.. warning::
+   A stable-baselines3 ``.zip`` stores Python objects with pickle (the policy class,
+   its keyword arguments, schedules), and loading it runs code from the file. Play
+   only model files you trust. The numpy pair of the released policies holds no
+   Python objects and is read with ``allow_pickle=False``.
 
 Observation format the model must expect
 ----------------------------------------
@@ -10,7 +22,7 @@ Exactly what the PettingZoo env hands the deciding seat (see
 :mod:`concordia_env.encoding`): a flat float32 vector of
 ``concordia_env.encoding.OBSERVATION_SIZE`` raw values (counts and flags, not
 normalised), seen from the deciding seat (its own rows first, then the others
-in turn order). The model's observation space may be either
+in turn order). A stable-baselines3 model's observation space may be either
 
 * a ``Box`` of shape ``(OBSERVATION_SIZE,)`` (the vector alone; the legal-action
   mask then reaches the model only through ``action_masks``), or
@@ -24,6 +36,13 @@ are per map only because the boards differ. Observation normalisation kept
 outside the model (a ``VecNormalize`` wrapper) is *not* in the model file, so
 a policy must have been trained on raw observations or normalise inside its
 network.
+
+The spaces are checked from the JSON ``data`` entry of the zip (kind, keys, shapes and
+dtypes as recorded), before anything is loaded; the model is then given spaces built
+from this package's own constants (``custom_objects``) instead of unpickling the saved
+ones. Files of this project's earlier layout, whose features extractor was pickled as
+``agents.nets.ObservationScaler``, load too: their ``policy_kwargs`` are rebuilt from
+the same JSON.
 
 Which algorithm
 ---------------
@@ -41,14 +60,13 @@ Legality
 The agent never returns an illegal action: maskable models predict with the
 mask; for the others the agent takes the legal action the model rates highest
 (probability for actor-critic models, Q-value for DQN-style ones), and it
-samples (``deterministic=False``) only among the legal actions.
+samples (``deterministic=False``) only among the legal actions. Numpy policies
+take the legal action of highest logit, or sample from the softmax of the legal
+actions' logits.
 
-Loading a model file unpickles Python objects from it (that is how
-stable-baselines3 stores spaces and schedules): load only files you trust.
-
-torch and stable-baselines3 are imported lazily, at the first model load, so
-``import agents`` (and ``make_agent("random")``) stays free of them. At that
-first import the module sets ``torch.set_num_threads(TORCH_THREADS)`` (1):
+torch and stable-baselines3 are imported lazily, at the first load of a ``.zip``, so
+``import concordia_env.agents`` (and ``make_agent("random")`` or ``"ppo"``) stays free of
+them. At that first import the module sets ``torch.set_num_threads(TORCH_THREADS)`` (1):
 tournament workers run one game per process in parallel, and a batch-1 forward
 pass of a small MLP gains nothing from threads while N processes x all cores
 of threads would oversubscribe the machine. Set ``concordia_env.agents.policy.TORCH_THREADS =
@@ -57,9 +75,12 @@ None`` before the first load to leave torch's setting alone.
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
+import re
 import zipfile
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -71,14 +92,17 @@ from concordia_env.engine import NUM_ACTIONS
 from concordia_env.state import GameState
 
 from .base import Agent, check_mask, sample_softmax
+from .numpy_policy import NumpyPolicy, policy_files
 
-#: what to install for the policy agents and training (torch's CPU build first: no CUDA wheels)
-TRAIN_EXTRA_INSTALL = "pip install torch==2.13.0 && pip install -e '.[train]'"
+#: what to install for stable-baselines3 model files and training, on any machine (torch's
+#: CPU-only wheel index first: the default index gives Linux the multi-GB CUDA build)
+TRAIN_EXTRA_INSTALL = ("pip install torch --index-url https://download.pytorch.org/whl/cpu "
+                       "&& pip install 'concordia-env[train]'")
 
 #: torch threads set once, at the first import of torch by this module (None: leave torch alone)
 TORCH_THREADS: int | None = 1
 
-#: where released policies live: ``ppo_{map}.zip`` (shipped as package data, see pyproject)
+#: where released policies live: ``ppo_{map}.npz`` + ``.json`` (package data, see pyproject)
 POLICY_DIR = Path(__file__).resolve().parent / "policies"
 
 #: algorithm class name (lower case) -> (module, class); what ``algo=`` accepts
@@ -111,6 +135,14 @@ _INFERENCE_OBJECTS: dict[str, Any] = {
     "exploration_schedule": lambda _: 0.0,
 }
 
+#: classes pickled under a module path that no longer exists -> where they live now
+MOVED_CLASSES = {"agents.nets.ObservationScaler": "concordia_env.training.nets.ObservationScaler"}
+
+# class paths a rebuilt policy_kwargs may name: imported by name, never unpickled
+_CLASS_REPR = re.compile(r"^<class '([\w.]+)'>$")
+_IMPORTABLE_PREFIXES = ("torch.nn.", "torch.optim.", "stable_baselines3.", "sb3_contrib.",
+                        "concordia_env.training.nets.")
+
 _torch_configured = False
 
 
@@ -121,7 +153,7 @@ def _torch() -> Any:
         import torch
     except ImportError as exc:
         raise ImportError(
-            f"the policy and ppo agents need torch and stable-baselines3 ({exc}); install the train "
+            f"stable-baselines3 model files need torch and stable-baselines3 ({exc}); install the train "
             f"extra: {TRAIN_EXTRA_INSTALL}") from exc
 
     if not _torch_configured:
@@ -143,11 +175,15 @@ def _as_bool(value: Any, what: str) -> bool:
 
 
 def _resolve_path(path: str | os.PathLike) -> Path:
-    """The model file; like stable-baselines3, ``model`` also finds ``model.zip``."""
+    """The model file; like stable-baselines3, ``model`` also finds ``model.zip`` (and, failing
+    that, a numpy pair ``model.npz``)."""
     # spec strings turn an all-digit file name into an int: take any value as its text
     p = Path(path if isinstance(path, (str, os.PathLike)) else str(path)).expanduser()
-    if not p.exists() and p.suffix != ".zip" and p.with_name(p.name + ".zip").exists():
-        p = p.with_name(p.name + ".zip")
+    if not p.exists() and p.suffix not in (".zip", ".npz"):
+        for suffix in (".zip", ".npz"):
+            if p.with_name(p.name + suffix).exists():
+                p = p.with_name(p.name + suffix)
+                break
     if not p.exists():
         raise FileNotFoundError(f"policy model file not found: {p}")
     if not p.is_file():
@@ -155,20 +191,27 @@ def _resolve_path(path: str | os.PathLike) -> Path:
     return p.resolve()
 
 
-def detect_algorithm(path: str | os.PathLike) -> str | None:
-    """Key of :data:`ALGORITHMS` for a saved model, from its zip's ``data`` (no unpickling);
-    None for a policy class this module does not know. ``ValueError`` if the file is not a
-    stable-baselines3 save or holds a policy kind the agent cannot play."""
+# ------------------------------------------------------------ the zip's JSON data, read without unpickling
+def read_model_data(path: str | os.PathLike) -> dict[str, Any]:
+    """The JSON ``data`` entry of a stable-baselines3 zip (nothing unpickled); ``ValueError``
+    naming the file if it is not a zip, has no ``data``, or ``data`` is not a JSON object."""
     p = Path(path)
     try:
         with zipfile.ZipFile(p) as zf:
             data = json.loads(zf.read("data"))
     except (zipfile.BadZipFile, KeyError, ValueError, UnicodeDecodeError) as exc:
         raise ValueError(f"{p} is not a stable-baselines3 model file (a zip written by .save()): {exc}") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{p} is not a stable-baselines3 model file (a zip written by .save()): its 'data' "
+                         f"entry is a JSON {type(data).__name__}, not an object")
+    return data
+
+
+def _algorithm_from_data(data: dict[str, Any], path: Path) -> str | None:
     policy_class = data.get("policy_class")
     module = policy_class.get("__module__") if isinstance(policy_class, dict) else None
     if module in _UNSUPPORTED_MODULES:
-        raise ValueError(f"{p}: cannot play a policy of {module}: {_UNSUPPORTED_MODULES[module]}")
+        raise ValueError(f"{path}: cannot play a policy of {module}: {_UNSUPPORTED_MODULES[module]}")
     if module not in _POLICY_MODULES:
         return None
     algo = _POLICY_MODULES[module]
@@ -177,11 +220,85 @@ def detect_algorithm(path: str | os.PathLike) -> str | None:
     return algo
 
 
-def _algorithm_class(key: str) -> Any:
-    import importlib
+def detect_algorithm(path: str | os.PathLike) -> str | None:
+    """Key of :data:`ALGORITHMS` for a saved model, from its zip's ``data`` (no unpickling);
+    None for a policy class this module does not know. ``ValueError`` if the file is not a
+    stable-baselines3 save or holds a policy kind the agent cannot play."""
+    return _algorithm_from_data(read_model_data(path), Path(path))
 
-    module, name = ALGORITHMS[key]
-    return getattr(importlib.import_module(module), name)
+
+def _kind(record: Any) -> str:
+    """``"Box"`` for a recorded ``{":type:": "<class 'gymnasium.spaces.box.Box'>", ...}``."""
+    text = record.get(":type:", "") if isinstance(record, dict) else ""
+    m = re.search(r"'([\w.]+)'", str(text))
+    return m.group(1).rsplit(".", 1)[-1] if m else "unknown"
+
+
+def _dtype(text: Any, where: str) -> np.dtype:
+    try:
+        return np.dtype(str(text))
+    except TypeError:
+        raise ValueError(f"{where}: unreadable dtype {text!r} in the saved data") from None
+
+
+def _recorded_box(record: dict[str, Any], where: str) -> Any:
+    """A stand-in Box with the recorded shape and dtype (bounds do not matter for the checks)."""
+    from gymnasium import spaces
+
+    shape = record.get("_shape")
+    if not (isinstance(shape, list) and all(isinstance(n, int) and n >= 0 for n in shape)):
+        raise ValueError(f"{where}: unreadable observation shape {shape!r} in the saved data")
+    return spaces.Box(0, 1, tuple(shape), _dtype(record.get("dtype"), where))
+
+
+def _recorded_dict_entries(text: Any, where: str) -> dict[str, tuple[str, tuple[int, ...], str]]:
+    """``{key: (kind, shape, dtype)}`` from the repr of a Dict's spaces as the zip records it,
+    e.g. ``"{'action_mask': Box(0, 1, (402,), int8), 'observation': Box(0.0, inf, (7,), float32)}"``."""
+    if not isinstance(text, str):
+        raise ValueError(f"{where}: unreadable Dict observation space {text!r} in the saved data")
+    starts = list(re.finditer(r"'([^']*)': (\w+)\(", text))
+    if not starts:
+        raise ValueError(f"{where}: unreadable Dict observation space {text!r} in the saved data")
+    out = {}
+    for m, nxt in zip(starts, starts[1:] + [None]):
+        segment = text[m.start():nxt.start() if nxt else len(text)]
+        # a Box repr ends with its shape and dtype: ..., (2378,), float32)
+        tail = list(re.finditer(r"\((\d+(?:, ?\d+)*),?\), (\w+)\)", segment))
+        shape = tuple(int(n) for n in tail[-1].group(1).split(",") if n.strip()) if tail else ()
+        out[m.group(1)] = (m.group(2), shape, tail[-1].group(2) if tail else "")
+    return out
+
+
+def recorded_spaces(data: dict[str, Any], where: str) -> tuple[Any, Any]:
+    """Stand-ins for the saved observation and action spaces with their recorded kinds, keys,
+    shapes and dtypes, read from the JSON ``data`` (nothing unpickled). ``ValueError`` if the
+    record is missing or a kind :func:`check_spaces` can only refuse."""
+    from gymnasium import spaces
+
+    obs, act = data.get("observation_space"), data.get("action_space")
+    if not isinstance(obs, dict) or not isinstance(act, dict):
+        raise ValueError(f"{where}: the saved data records no observation or action space")
+    kind = _kind(obs)
+    if kind == "Box":
+        obs_space = _recorded_box(obs, where)
+    elif kind == "Dict":
+        entries = _recorded_dict_entries(obs.get("spaces"), where)
+        sub: dict[str, Any] = {}
+        for key, (sub_kind, shape, dtype) in entries.items():
+            if sub_kind != "Box":
+                raise ValueError(f"{where}: observation space {key!r} is a {sub_kind}, expected a Box")
+            sub[key] = spaces.Box(0, 1, shape, _dtype(dtype, where))
+        obs_space = spaces.Dict(sub)
+    else:
+        raise ValueError(f"{where}: observation space is a {kind}; expected a Box of shape "
+                         f"({encoding.OBSERVATION_SIZE},) or a Dict with an 'observation' Box")
+    if _kind(act) != "Discrete":
+        raise ValueError(f"{where}: action space is a {_kind(act)}, expected Discrete({NUM_ACTIONS})")
+    try:
+        act_space = spaces.Discrete(int(act["n"]), start=int(act.get("start", 0)))
+    except (KeyError, TypeError, ValueError):
+        raise ValueError(f"{where}: unreadable action space {act!r} in the saved data") from None
+    return obs_space, act_space
 
 
 def check_spaces(observation_space: Any, action_space: Any, where: str = "model") -> None:
@@ -216,28 +333,147 @@ def check_spaces(observation_space: Any, action_space: Any, where: str = "model"
         raise ValueError(f"{where}: action space is {action_space}, expected Discrete({NUM_ACTIONS})")
 
 
+@cache
+def _observation_bounds(size: int) -> tuple[np.ndarray, np.ndarray]:
+    """The union of every map's observation bounds (``size`` keys the cache to the layout)."""
+    from concordia_env.game import get_game
+
+    bounds = [encoding.observation_bounds(get_game(m).tables) for m in MAP_NAMES]
+    low = np.min([b[0] for b in bounds], axis=0).astype(np.float32)
+    high = np.max([b[1] for b in bounds], axis=0).astype(np.float32)
+    return low, high
+
+
+def package_spaces(recorded_observation: Any) -> tuple[Any, Any]:
+    """The observation and action spaces to give a model whose saved spaces passed
+    :func:`check_spaces`, built from this package's constants: the observation Box has the
+    rule bounds of the maps, the recorded dtype and the Dict keys the model was saved with."""
+    from gymnasium import spaces
+
+    low, high = _observation_bounds(encoding.OBSERVATION_SIZE)
+    obs_record = recorded_observation["observation"] if isinstance(recorded_observation, spaces.Dict) \
+        else recorded_observation
+    dtype: Any = np.dtype(obs_record.dtype)
+    if dtype.kind != "f":
+        raise ValueError(f"observation dtype {dtype} is not a float type; the env's observations are float32")
+    box = spaces.Box(low, high, (encoding.OBSERVATION_SIZE,), dtype)
+    if isinstance(recorded_observation, spaces.Dict):
+        sub: dict[str, Any] = {"observation": box}
+        if "action_mask" in recorded_observation.spaces:
+            mask_dtype: Any = recorded_observation["action_mask"].dtype
+            sub["action_mask"] = spaces.Box(0, 1, (NUM_ACTIONS,), mask_dtype)
+        observation_space: Any = spaces.Dict(sub)
+    else:
+        observation_space = box
+    return observation_space, spaces.Discrete(NUM_ACTIONS)
+
+
+def model_spaces(data: dict[str, Any], where: str) -> tuple[Any, Any]:
+    """Check the spaces recorded in a zip's ``data``, then build the ones to load it with."""
+    recorded_obs, recorded_act = recorded_spaces(data, where)
+    check_spaces(recorded_obs, recorded_act, where=where)
+    try:
+        return package_spaces(recorded_obs)
+    except ValueError as exc:
+        raise ValueError(f"{where}: {exc}") from None
+
+
+def _resolve_class(path: str, where: str) -> Any:
+    """The class a recorded ``<class 'path'>`` names, imported by module and name (only from
+    the libraries :data:`_IMPORTABLE_PREFIXES` lists, and :data:`MOVED_CLASSES`)."""
+    path = MOVED_CLASSES.get(path, path)
+    module, _, name = path.rpartition(".")
+    if not path.startswith(_IMPORTABLE_PREFIXES):
+        raise ValueError(f"{where} names the class {path}, which cannot be rebuilt without unpickling")
+    if module.startswith("torch.nn."):  # torch.nn.modules.activation.Tanh is torch.nn.Tanh
+        module = "torch.nn"
+    elif module.startswith("torch.optim."):
+        module = "torch.optim"
+    try:
+        return getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError) as exc:
+        raise ValueError(f"{where} names the class {path}, which cannot be imported: {exc}") from None
+
+
+def _rebuild(value: Any, where: str) -> Any:
+    if isinstance(value, dict):
+        return {k: _rebuild(v, f"{where}[{k!r}]") for k, v in value.items()}
+    if isinstance(value, list):
+        return [_rebuild(v, where) for v in value]
+    if isinstance(value, str):
+        m = _CLASS_REPR.match(value)
+        if m:
+            return _resolve_class(m.group(1), where)
+        if value.startswith("<"):  # a repr of a function or an object: only the pickle has it
+            raise ValueError(f"{where} is {value}, which cannot be rebuilt without unpickling")
+    return value
+
+
+def rebuild_policy_kwargs(data: dict[str, Any], where: str) -> dict[str, Any]:
+    """The model's ``policy_kwargs`` rebuilt from the readable JSON next to their pickle: plain
+    values as recorded, classes imported by name (a moved class from where it lives now).
+    ``ValueError`` for an entry only the pickle holds (a function, an unknown class)."""
+    record = data.get("policy_kwargs", {})
+    if not isinstance(record, dict):
+        raise ValueError(f"{where}: policy_kwargs recorded as {record!r}, not an object")
+    return {k: _rebuild(v, f"{where}: policy_kwargs[{k!r}]") for k, v in record.items() if not k.startswith(":")}
+
+
+def _names_moved_class(data: dict[str, Any]) -> bool:
+    """Whether the recorded policy_kwargs name a class pickled under a module path that is gone."""
+    record = data.get("policy_kwargs")
+    if not isinstance(record, dict):
+        return False
+    return any(isinstance(v, str) and (m := _CLASS_REPR.match(v)) and m.group(1) in MOVED_CLASSES
+               for v in record.values())
+
+
+def moved_class_objects(path: str | os.PathLike) -> dict[str, Any]:
+    """``custom_objects`` that let stable-baselines3 load a zip whose ``policy_kwargs`` name a class
+    under a module path that no longer exists (:data:`MOVED_CLASSES`): the kwargs rebuilt from
+    the zip's JSON. Empty for any other zip."""
+    data = read_model_data(path)
+    return {"policy_kwargs": rebuild_policy_kwargs(data, str(path))} if _names_moved_class(data) else {}
+
+
+def inference_objects() -> dict[str, Any]:
+    """``custom_objects`` entries that replace what inference never uses (schedules)."""
+    return dict(_INFERENCE_OBJECTS)
+
+
+def _algorithm_class(key: str) -> Any:
+    module, name = ALGORITHMS[key]
+    return getattr(importlib.import_module(module), name)
+
+
 class LoadedPolicy:
-    """One loaded, validated model and the way to pick a legal action with it.
+    """One loaded, validated stable-baselines3 model and the way to pick a legal action with it.
 
     Shared by every agent of the process that plays the same file (see :func:`load_policy`):
-    inference does not change the model, and loading costs far more than a move."""
+    inference does not change the model, and loading costs far more than a move. Loading
+    unpickles the policy class and its keyword arguments: the file must be trusted."""
 
     def __init__(self, path: Path, device: str = "cpu", algo: str | None = None) -> None:
-        key = algo.lower() if algo is not None else detect_algorithm(path)
+        data = read_model_data(path)
+        key = algo.lower() if algo is not None else _algorithm_from_data(data, path)
         if algo is not None and key not in ALGORITHMS:
             raise ValueError(f"unknown algo {algo!r}; known: {', '.join(c for _, c in ALGORITHMS.values())}")
+        # checked from the JSON before torch is even imported; the model gets the package's spaces
+        observation_space, action_space = model_spaces(data, str(path))
+        custom = {**_INFERENCE_OBJECTS, "observation_space": observation_space, "action_space": action_space}
+        if _names_moved_class(data):
+            custom["policy_kwargs"] = rebuild_policy_kwargs(data, str(path))
         self.torch = _torch()
         tried: list[str] = []
         model = None
         for k in [key] if key is not None else ["maskableppo", "ppo"]:
             try:
-                model = _algorithm_class(k).load(path, device=device, custom_objects=_INFERENCE_OBJECTS)
+                model = _algorithm_class(k).load(path, device=device, custom_objects=custom)
                 break
             except Exception as exc:  # noqa: BLE001 - reported together below
                 tried.append(f"{ALGORITHMS[k][1]}: {type(exc).__name__}: {exc}")
         if model is None:
             raise ValueError(f"cannot load {path} as a stable-baselines3 model ({'; '.join(tried)})")
-        check_spaces(model.observation_space, model.action_space, where=str(path))
         self.path = path
         self.model = model
         self.algorithm = type(model).__name__
@@ -305,19 +541,73 @@ class LoadedPolicy:
         return sample_softmax(legal, s, rng)
 
 
-_CACHE: dict[tuple, LoadedPolicy] = {}
+class LoadedNumpyPolicy:
+    """A numpy policy pair (``.npz`` + ``.json``) behind :class:`LoadedPolicy`'s interface; no torch.
+
+    Deterministic play is the legal action of highest logit; otherwise one drawn from the
+    softmax of the legal actions' logits with the agent's generator."""
+
+    algorithm = "numpy"
+    maskable = True
+    q_values = False
+
+    def __init__(self, path: Path) -> None:
+        self.model = NumpyPolicy.load(path)
+        self.path = policy_files(path)[0]
+        self.observation_size = encoding.OBSERVATION_SIZE
+
+    def scores(self, observation: np.ndarray) -> np.ndarray:
+        """Logits of every action, float64."""
+        return self.model.logits(self._observation(observation)).astype(np.float64)
+
+    def _observation(self, observation: np.ndarray) -> np.ndarray:
+        obs = np.asarray(observation, dtype=np.float32)
+        if obs.shape != (self.observation_size,):
+            raise ValueError(f"observation has shape {obs.shape}, expected ({self.observation_size},) "
+                             f"for the policy {self.path}")
+        return obs
+
+    def choose(self, observation: np.ndarray, action_mask: np.ndarray, deterministic: bool,
+               rng: np.random.Generator) -> int:
+        legal = check_mask(action_mask)
+        obs = self._observation(observation)
+        if legal.size == 1:  # forced move: no need to ask the network
+            return int(legal[0])
+        s = self.model.logits(obs)[legal].astype(np.float64)
+        if deterministic:
+            return int(legal[int(np.argmax(s))])
+        return sample_softmax(legal, s, rng)
+
+
+_CACHE: dict[tuple, LoadedPolicy | LoadedNumpyPolicy] = {}
+
+
+def _file_key(path: Path) -> tuple:
+    st = path.stat()
+    return str(path), st.st_mtime_ns, st.st_size
 
 
 def load_policy(path: str | os.PathLike, device: str = "cpu", algo: str | None = None) -> LoadedPolicy:
     """The model at ``path``, loaded and validated once per process (per file version,
     device and algo: a file rewritten by training is loaded afresh)."""
     p = _resolve_path(path)
-    st = p.stat()
-    key = (str(p), st.st_mtime_ns, st.st_size, str(device), algo.lower() if algo else None,
+    key = (*_file_key(p), str(device), algo.lower() if algo else None,
            encoding.OBSERVATION_SIZE)  # the size it was validated against
     if key not in _CACHE:
         _CACHE[key] = LoadedPolicy(p, device=str(device), algo=algo)
-    return _CACHE[key]
+    return _CACHE[key]  # type: ignore[return-value]
+
+
+def load_numpy_policy(path: str | os.PathLike) -> LoadedNumpyPolicy:
+    """The numpy pair at ``path`` (stem, ``.npz`` or ``.json``), loaded and validated once per
+    process and per version of both files. ``FileNotFoundError`` / ``ValueError`` name the file."""
+    npz, header = (p.resolve() for p in policy_files(path))
+    if not (npz.is_file() and header.is_file()):
+        NumpyPolicy.load(npz)  # raises FileNotFoundError naming the missing file
+    key = ("numpy", *_file_key(npz), *_file_key(header), encoding.OBSERVATION_SIZE)
+    if key not in _CACHE:
+        _CACHE[key] = LoadedNumpyPolicy(npz)
+    return _CACHE[key]  # type: ignore[return-value]
 
 
 def clear_cache() -> None:
@@ -326,10 +616,12 @@ def clear_cache() -> None:
 
 
 class PolicyAgent(Agent):
-    """Plays a saved stable-baselines3 / sb3-contrib model (spec ``policy:path=FILE``).
+    """Plays a saved policy file (spec ``policy:path=FILE``).
 
     Args:
-        path: the ``.zip`` written by the algorithm's ``.save()`` (``.zip`` may be left off).
+        path: a ``.zip`` written by a stable-baselines3 algorithm's ``.save()`` (``.zip`` may be
+            left off; needs torch, and runs code from the file: trusted files only), or the
+            ``.npz`` of a numpy policy pair (see :mod:`concordia_env.agents.numpy_policy`).
         seed: seeds the sampling of ``deterministic=False``.
         deterministic: play the model's most likely (highest-valued) legal action; False
             samples from its distribution restricted to the legal actions.
@@ -348,12 +640,19 @@ class PolicyAgent(Agent):
     def __init__(self, path: str | os.PathLike, seed: int = 0, deterministic: bool = True,
                  device: str = "cpu", algo: str | None = None) -> None:
         self.deterministic = _as_bool(deterministic, "deterministic")
-        self.policy = load_policy(path, device=device, algo=algo)
+        p = _resolve_path(path)
+        if p.suffix in (".npz", ".json"):
+            if algo is not None:
+                raise ValueError(f"algo={algo!r} applies to stable-baselines3 .zip files, not to {p}")
+            self.policy: LoadedPolicy | LoadedNumpyPolicy = load_numpy_policy(p)
+        else:
+            self.policy = load_policy(p, device=device, algo=algo)
         self.reset(seed)
 
     @property
     def model(self) -> Any:
-        """The stable-baselines3 model (shared with other agents playing the same file)."""
+        """The stable-baselines3 model, or the :class:`NumpyPolicy` (shared with other agents
+        playing the same file)."""
         return self.policy.model
 
     @property
@@ -365,10 +664,11 @@ class PolicyAgent(Agent):
 
 
 def released_policy_path(map_name: str) -> Path:
-    """Where the released policy for ``map_name`` lives (whether or not it exists)."""
+    """Where the released policy for ``map_name`` lives, its ``.npz`` (whether or not it exists;
+    the header is the ``.json`` beside it)."""
     if map_name not in MAP_NAMES:
         raise ValueError(f"unknown map {map_name!r}; choose one of {list(MAP_NAMES)}")
-    return POLICY_DIR / f"ppo_{map_name}.zip"
+    return POLICY_DIR / f"ppo_{map_name}.npz"
 
 
 def observed_map(observation: np.ndarray) -> str:
@@ -380,14 +680,30 @@ def observed_map(observation: np.ndarray) -> str:
     return MAP_NAMES[int(hot[0])]
 
 
+def missing_release_message(map_name: str, path: Path) -> str:
+    """What to do when the released policy of ``map_name`` is not at ``path``."""
+    return (f"no released policy for map {map_name!r} at {path}; make one with "
+            f"`python -m concordia_env.training.train_ppo --map {map_name} ... --release ppo_{map_name}.zip` "
+            f"(it writes ppo_{map_name}.npz and ppo_{map_name}.json beside the zip) or "
+            f"`python -m concordia_env.training.export_policy MODEL.zip {path.with_suffix('')} "
+            f"--map {map_name}`, or play a model file with policy:path=FILE")
+
+
 class ReleasedPolicyAgent(Agent):
     """Plays the policy released with the package for the map of the game (spec ``ppo``).
 
-    The file, ``agents/policies/ppo_{map}.zip``, is chosen at the first move of a game on
-    each map, from the map one-hot of the observation (so the agent needs no setup
-    arguments and can play games on either map); ``map_name`` pins one map's policy
-    whatever the game. A missing file gives ``FileNotFoundError`` at that first move.
-    Models are loaded once per process. Other arguments are :class:`PolicyAgent`'s.
+    The files, ``agents/policies/ppo_{map}.npz`` and ``.json``, are chosen at the first move
+    of a game on each map, from the map one-hot of the observation (so the agent needs no
+    setup arguments and can play games on either map); ``map_name`` pins one map's policy
+    whatever the game. A missing file gives ``FileNotFoundError`` at that first move, saying
+    how to make one. Policies are loaded once per process, with numpy only.
+
+    Args:
+        seed: seeds the sampling of ``deterministic=False``.
+        map_name: play this map's policy whatever the game's map.
+        deterministic: the legal action of highest logit; False samples from the softmax of
+            the legal actions' logits.
+        device: ignored (the numpy policy runs on the CPU); accepted so older specs still parse.
     """
 
     name = "ppo"
@@ -401,14 +717,17 @@ class ReleasedPolicyAgent(Agent):
         self.device = device
         self.reset(seed)
 
-    def policy_for(self, map_name: str) -> LoadedPolicy:
+    def policy_for(self, map_name: str) -> LoadedNumpyPolicy:
         """The released policy of ``map_name`` (loaded on first use, then cached)."""
         path = released_policy_path(map_name)
         if not path.is_file():
-            raise FileNotFoundError(
-                f"no released policy for map {map_name!r} at {path}; train one with "
-                f"training/train_ppo.py or use policy:path=FILE")
-        return load_policy(path, device=self.device)
+            raise FileNotFoundError(missing_release_message(map_name, path))
+        policy = load_numpy_policy(path)
+        trained_on = policy.model.map_name
+        if trained_on is not None and trained_on != map_name:
+            raise ValueError(f"{path.with_suffix('.json')}: the released policy for {map_name!r} says it was "
+                             f"trained on {trained_on!r}")
+        return policy
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, state: GameState | None = None) -> int:
         check_mask(action_mask)  # the usual error for a seat that is not deciding, before any loading

@@ -2,11 +2,13 @@
 
 Example (the commands behind the README's figures are in the README)::
 
-    python training/evaluate.py --policy agents/policies/ppo_imperium.zip --map imperium \\
-        --players 4 --vs random --games 200 --out agents/results/ppo_vs_random_imperium4.json
+    python -m concordia_env.training.evaluate --policy concordia_env/agents/policies/ppo_imperium.npz \\
+        --map imperium --players 4 --vs random --games 200 --out runs/ppo_vs_random_imperium4.json
 
-For every player count in ``--players`` and every opponent in ``--vs`` the
-policy (spec ``policy:path=FILE``) plays ``--games`` games against ``n - 1``
+``--policy`` is a stable-baselines3 model file (``train_ppo``'s ``policy.zip``, a
+checkpoint; needs torch) or a numpy policy pair's ``.npz`` (what the ``ppo`` agent
+plays; numpy only). For every player count in ``--players`` and every opponent in
+``--vs`` the policy (spec ``policy:path=FILE``) plays ``--games`` games against ``n - 1``
 copies of that opponent through :func:`concordia_env.arena.tournament.run_tournament`, with
 rotated seats (so ``--games`` is rounded up to a multiple of the player count)
 and game ``g`` set up with seed ``--seed + g``. The output file holds one entry
@@ -29,9 +31,9 @@ from .train_ppo import int_list, positive_int  # the training script's argument 
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="evaluate.py", description=__doc__.split("\n\n")[0],
+    p = argparse.ArgumentParser(prog="python -m concordia_env.training.evaluate", description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    p.add_argument("--policy", required=True, type=Path, help="model .zip (train_ppo.py's policy.zip or a checkpoint)")
+    p.add_argument("--policy", required=True, type=Path, help="model .zip (train_ppo's policy.zip or a checkpoint) or numpy policy .npz (with its .json)")
     p.add_argument("--map", required=True, choices=MAP_NAMES, help="board to play on")
     p.add_argument("--players", type=int_list, default=None,
                    help="player counts, e.g. 2,4 (default: all the map allows)")

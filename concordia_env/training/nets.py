@@ -4,9 +4,9 @@ Observations are raw counts (coins and VP without a bound, flags in {0, 1}); an
 MLP learns poorly from such inputs, and normalisation kept outside the model
 (``VecNormalize``) would not travel with the model file. :class:`ObservationScaler`
 puts the scaling inside the network, computed from the observation space's own
-bounds (see :func:`concordia_env.training.selfplay.observation_scaling`), so a saved model
-plays raw observations of the PettingZoo env directly. Importing this module
-imports torch.
+bounds (see :func:`concordia_env.agents.numpy_policy.observation_scaling`, which the numpy
+copy of the actor shares), so a saved model plays raw observations of the PettingZoo env
+directly. Importing this module imports torch.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import gymnasium
 import torch
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 
-from .selfplay import observation_scaling
+from ..agents.numpy_policy import observation_scaling
 
 
 class ObservationScaler(BaseFeaturesExtractor):

@@ -43,12 +43,15 @@ the rules' tie-break), ``vp``, ``rank``, ``num_players``, ``seat`` and
 ``opponent`` (the kind).
 
 This module needs numpy only; :meth:`FrozenPolicy.from_policy` reads a torch
-policy but does not import torch itself.
+policy but does not import torch itself. :class:`FrozenPolicy` is
+:class:`concordia_env.agents.numpy_policy.NumpyPolicy` (the observation scaling
+and the forward pass live there, shared with the ``ppo`` agent).
 """
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable
+from typing import Any
 
 import gymnasium
 import numpy as np
@@ -62,8 +65,9 @@ from concordia_env.game import get_game
 from concordia_env.rewards import VP_SCALE, check_reward_mode, seat_rewards
 from concordia_env.state import GameState, new_game
 
-from ..agents.base import Agent, sample_softmax
+from ..agents.base import Agent
 from ..agents.heuristic import HeuristicAgent
+from ..agents.numpy_policy import NumpyPolicy, observation_scaling, scale_observation
 from ..agents.random_agent import RandomAgent
 
 OPPONENT_KINDS = ("random", "heuristic", "self")
@@ -71,98 +75,18 @@ OPPONENT_KINDS = ("random", "heuristic", "self")
 #: card plays after which a training game is truncated (random games take about 300)
 TRAINING_MAX_TURNS = 1000
 
+#: a frozen copy of the learner's actor, evaluated with numpy: the class the released ``ppo``
+#: files load into (one forward pass for both, so a snapshot plays exactly like its export)
+FrozenPolicy = NumpyPolicy
 
-def observation_scaling(high: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(scale, unbounded)`` for the network input: a feature with a finite upper bound is
-    multiplied by ``1 / max(bound, 1)`` (so it lies in [0, 1]); an unbounded one (coins, VP,
-    the turn counter) becomes ``log1p(x)``. Shared by the torch feature extractor
-    (:class:`concordia_env.training.nets.ObservationScaler`) and :class:`FrozenPolicy` so both see the same input."""
-    high = np.asarray(high, dtype=np.float64)
-    unbounded = ~np.isfinite(high)
-    scale = np.where(unbounded, 0.0, 1.0 / np.maximum(np.where(unbounded, 1.0, high), 1.0))
-    return scale.astype(np.float32), unbounded
-
-
-def scale_observation(obs: np.ndarray, scale: np.ndarray, unbounded: np.ndarray) -> np.ndarray:
-    """The network input of raw observation(s) ``obs`` (see :func:`observation_scaling`)."""
-    x = np.asarray(obs, dtype=np.float32)
-    return np.where(unbounded, np.log1p(np.maximum(x, 0.0)), x * scale).astype(np.float32)
+__all__ = ["OPPONENT_KINDS", "TRAINING_MAX_TURNS", "FrozenPolicy", "FrozenPolicyAgent", "OpponentPool",
+           "SingleLearnerEnv", "observation_scaling", "observation_space", "parse_weights", "scale_observation"]
 
 
 def observation_space(map_name: str) -> spaces.Box:
     """The Box the PettingZoo env gives every seat on ``map_name`` (raw values, with rule bounds)."""
     low, high = observation_bounds(get_game(map_name).tables)
     return spaces.Box(low, high, (OBSERVATION_SIZE,), np.float32)
-
-
-_ACTIVATIONS = {
-    "Tanh": np.tanh,
-    "ReLU": lambda x: np.maximum(x, 0.0),
-    "ELU": lambda x: np.where(x > 0, x, np.expm1(np.minimum(x, 0.0))),
-    "LeakyReLU": lambda x: np.where(x > 0, x, 0.01 * x),
-}
-
-
-class FrozenPolicy:
-    """A frozen copy of a maskable actor-critic MLP policy, evaluated with numpy.
-
-    Opponent seats ask for one move at a time; a numpy forward pass of a small
-    MLP costs a fraction of a batch-1 torch call, and the copy is picklable, so
-    it travels to ``SubprocVecEnv`` workers. Only the actor (features -> policy
-    MLP -> action logits) is kept.
-    """
-
-    def __init__(self, layers: Sequence[tuple[np.ndarray, np.ndarray]], activation: str,
-                 high: np.ndarray, name: str = "snapshot") -> None:
-        if activation not in _ACTIVATIONS:
-            raise ValueError(f"unsupported activation {activation!r}; supported: {sorted(_ACTIVATIONS)}")
-        if not layers or layers[0][0].shape[1] != OBSERVATION_SIZE or layers[-1][0].shape[0] != NUM_ACTIONS:
-            raise ValueError(f"policy layers must map {OBSERVATION_SIZE} inputs to {NUM_ACTIONS} logits")
-        self.layers = [(np.ascontiguousarray(w, np.float32), np.asarray(b, np.float32)) for w, b in layers]
-        self.activation = activation
-        self.scale, self.unbounded = observation_scaling(high)
-        self.name = name
-
-    @classmethod
-    def from_policy(cls, policy: Any, name: str = "snapshot") -> "FrozenPolicy":
-        """Copy the actor of an sb3 ``MaskableActorCriticPolicy`` whose features extractor is
-        :class:`concordia_env.training.nets.ObservationScaler` and whose policy net is Linear/activation layers."""
-        extractor = type(policy.pi_features_extractor).__name__
-        if extractor != "ObservationScaler":
-            raise ValueError(f"FrozenPolicy needs the ObservationScaler features extractor, not {extractor}")
-        layers: list[tuple[np.ndarray, np.ndarray]] = []
-        activation = None
-        for module in list(policy.mlp_extractor.policy_net) + [policy.action_net]:
-            kind = type(module).__name__
-            if kind == "Linear":
-                layers.append((module.weight.detach().cpu().numpy().copy(),
-                               module.bias.detach().cpu().numpy().copy()))
-            elif kind in _ACTIVATIONS and activation in (None, kind):
-                activation = kind
-            else:
-                raise ValueError(f"FrozenPolicy cannot copy a {kind} layer")
-        return cls(layers, activation or "Tanh", policy.observation_space.high, name=name)
-
-    def logits(self, obs: np.ndarray) -> np.ndarray:
-        """Action logits for one observation (or a batch, rows)."""
-        x = scale_observation(obs, self.scale, self.unbounded)
-        act = _ACTIVATIONS[self.activation]
-        for i, (w, b) in enumerate(self.layers):
-            x = x @ w.T + b
-            if i < len(self.layers) - 1:
-                x = act(x)
-        return x
-
-    def choose(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator,
-               deterministic: bool = False) -> int:
-        """A legal action: the most likely (deterministic) or sampled from the masked softmax."""
-        legal = np.flatnonzero(mask)
-        if legal.size == 1:
-            return int(legal[0])
-        s = self.logits(obs)[legal].astype(np.float64)
-        if deterministic:
-            return int(legal[int(np.argmax(s))])
-        return sample_softmax(legal, s, rng)
 
 
 class FrozenPolicyAgent(Agent):

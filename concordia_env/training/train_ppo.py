@@ -2,7 +2,7 @@
 
 Example (the command behind the released Imperium policy is in the README)::
 
-    python training/train_ppo.py --map imperium --total-steps 200000 --out runs/imperium
+    python -m concordia_env.training.train_ppo --map imperium --total-steps 200000 --out runs/imperium
 
 How it trains
 -------------
@@ -28,6 +28,10 @@ What a run writes (``--out DIR``)
 * ``final.zip`` (full model, to resume) and ``policy.zip`` (the same policy with
   the optimizer state dropped: what ``--release`` copies and ``PolicyAgent`` loads).
 
+``--release X.zip`` copies ``policy.zip`` to ``X.zip`` and writes its actor beside it
+as plain numpy weights, ``X.npz`` + ``X.json`` (what the ``ppo`` agent plays without
+torch; :mod:`concordia_env.training.export_policy` makes the same pair from any zip).
+
 ``--resume CHECKPOINT.zip`` continues a run: the model, its optimizer and step
 count come from the file, the opponent pool is refilled from the run's newest
 checkpoints, and logs append to the same directory.
@@ -48,7 +52,7 @@ from typing import Any
 
 import numpy as np
 
-from ..agents.policy import TRAIN_EXTRA_INSTALL  # torch is imported lazily there
+from ..agents.policy import TRAIN_EXTRA_INSTALL, moved_class_objects  # torch is imported lazily there
 from ..data import MAP_NAMES
 from ..rewards import REWARD_MODES
 from .selfplay import TRAINING_MAX_TURNS, FrozenPolicy, OpponentPool, SingleLearnerEnv, parse_weights
@@ -90,7 +94,7 @@ def opponent_weights(text: str) -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="train_ppo.py", description=__doc__.split("\n\n")[0],
+        prog="python -m concordia_env.training.train_ppo", description=__doc__.split("\n\n")[0],
         formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     g = p.add_argument_group("game and opponents")
     g.add_argument("--map", required=True, choices=MAP_NAMES, help="board to train on")
@@ -119,7 +123,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="games per evaluation against the HeuristicAgent")
     g.add_argument("--resume", type=Path, default=None, help="checkpoint .zip to continue from")
     g.add_argument("--release", type=Path, default=None,
-                   help="also copy the final policy here (e.g. agents/policies/ppo_imperium.zip)")
+                   help="also copy the final policy here (X.zip) and write its numpy export beside it "
+                        "(X.npz + X.json, what the ppo agent plays), e.g. training/release/ppo_imperium.zip")
     g.add_argument("--torch-threads", type=positive_int, default=1, help="torch CPU threads")
     g.add_argument("--no-progress", action="store_true", help="no progress bar")
     g.add_argument("--verbose", type=int, default=0, choices=(0, 1, 2), help="sb3 verbosity")
@@ -251,7 +256,7 @@ def refill_pool(out: Path, vec_env: Any, pool_size: int, algo: Any) -> int:
     """Load the run's newest ``pool_size`` checkpoints into the opponent pools (on resume)."""
     ckpts = sorted((out / "checkpoints").glob("step_*.zip"), key=lambda p: int(p.stem.split("_")[1]))
     for path in ckpts[-pool_size:]:
-        model = algo.load(path, device="cpu")
+        model = algo.load(path, device="cpu", custom_objects=moved_class_objects(path))
         vec_env.env_method("add_snapshot", FrozenPolicy.from_policy(model.policy, path.stem))
     return len(ckpts[-pool_size:])
 
@@ -288,7 +293,8 @@ def train(args: argparse.Namespace) -> Path:
     factories = [_env_factory(args, args.opponents) for _ in range(args.n_envs)]
     vec_env = SubprocVecEnv(factories) if args.vec == "subproc" else DummyVecEnv(factories)
     if args.resume is not None:
-        model = MaskablePPO.load(args.resume, env=vec_env, device="cpu")
+        # (a zip of the earlier layout names its features extractor agents.nets.ObservationScaler)
+        model = MaskablePPO.load(args.resume, env=vec_env, device="cpu", custom_objects=moved_class_objects(args.resume))
         model.set_random_seed(args.seed)
         refill_pool(out, vec_env, args.pool_size, MaskablePPO)
     else:
@@ -312,9 +318,23 @@ def train(args: argparse.Namespace) -> Path:
         {"seconds": round(time.time() - start, 1), "timesteps": int(model.num_timesteps)}) + "\n")
     vec_env.close()
     if args.release is not None:
-        args.release.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(policy_path, args.release)
+        release(model, policy_path, args.release, args.map)
     return policy_path
+
+
+def release_stem(release: Path) -> Path:
+    """``X`` for ``--release X.zip`` (or ``X``): the numpy pair is ``X.npz`` + ``X.json``."""
+    return release.with_suffix("") if release.suffix == ".zip" else release
+
+
+def release(model: Any, policy_path: Path, target: Path, map_name: str) -> tuple[Path, Path]:
+    """Copy the slim ``policy_path`` to ``target`` and export the actor beside it as numpy
+    weights (checked against the torch model); returns the ``.npz`` and ``.json`` paths."""
+    from .export_policy import export_model
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(policy_path, target)
+    return export_model(model, release_stem(target), map_name=map_name, source=target)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -328,7 +348,11 @@ def main(argv: list[str] | None = None) -> int:
     except ImportError as exc:
         parser.error(f"training needs the train extra ({exc}): {TRAIN_EXTRA_INSTALL}")
     path = train(args)
-    print(f"policy written to {path}" + (f" and {args.release}" if args.release else ""))
+    released = ""
+    if args.release:
+        stem = release_stem(args.release)
+        released = f", {args.release}, {stem}.npz and {stem}.json"
+    print(f"policy written to {path}{released}")
     return 0
 
 

@@ -1,0 +1,463 @@
+"""A trained actor network evaluated with numpy alone, and its file format (``.npz`` + ``.json``).
+
+The released ``ppo`` policies ship as such a pair, so playing them needs neither torch
+nor stable-baselines3 (those are the ``train`` extra). Training uses the same class,
+as :class:`concordia_env.training.selfplay.FrozenPolicy`, for the frozen past selves
+that play opponent seats: a numpy forward pass of a small MLP costs a fraction of a
+batch-1 torch call, and the object pickles to ``SubprocVecEnv`` workers.
+
+The network
+-----------
+Only the actor of a maskable actor-critic policy is kept: the raw observation is
+scaled (:func:`scale_observation`: bounded features times ``scale``, unbounded ones
+``log1p``; what :class:`concordia_env.training.nets.ObservationScaler` does inside the
+torch model), then Linear layers with one activation between them; the last layer
+gives one logit per action. A move is the legal action of highest logit
+(deterministic) or one drawn from the softmax of the legal actions' logits.
+
+The files
+---------
+``STEM.npz`` holds the arrays (``np.load(..., allow_pickle=False)`` reads them; nothing
+is unpickled):
+
+* ``layers.{i}.weight``: ``(out, in)``, as torch's ``Linear`` stores it, and
+  ``layers.{i}.bias``: ``(out,)``, in the header's ``dtype`` (float32 or float16;
+  the forward pass always runs in float32);
+* ``observation.scale``: float32 ``(OBSERVATION_SIZE,)``, and
+  ``observation.unbounded``: bool ``(OBSERVATION_SIZE,)``.
+
+``STEM.json`` is the header: ``format`` (:data:`FORMAT_NAME`), ``format_version``
+(:data:`FORMAT_VERSION`), ``architecture`` (``type`` "mlp", ``layer_sizes`` from the
+observation size to the number of actions, ``activation``, ``output``),
+``observation`` (``size``, the ``scaling`` rule, how many features are unbounded),
+``num_actions``, ``dtype``, ``npz_sha256`` (the ``.npz`` it was written with: a pair
+from two different exports is refused), ``map`` (the board the policy was trained on,
+or null) and free-form ``metadata`` (where the weights came from). :meth:`NumpyPolicy.load`
+checks all of it against the arrays and against this package (observation size
+``concordia_env.encoding.OBSERVATION_SIZE``, ``concordia_env.engine.NUM_ACTIONS``
+actions) and raises ``FileNotFoundError`` / ``ValueError`` naming the file and the
+problem. :meth:`NumpyPolicy.save` writes each file to a temporary file in the same
+directory, then renames it over the target, so a reader never sees half a file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import tempfile
+import zipfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from concordia_env import encoding
+from concordia_env.engine import NUM_ACTIONS
+
+from .base import sample_softmax
+
+#: the ``format`` field of every header this module writes
+FORMAT_NAME = "concordia-env-numpy-policy"
+#: the only ``format_version`` this module reads and writes
+FORMAT_VERSION = 1
+#: dtypes the layer weights may be stored in (the forward pass is float32 whatever the storage)
+STORAGE_DTYPES = ("float32", "float16")
+#: the scaling rule, in words, as the header states it
+SCALING_RULE = "x * scale where the feature is bounded, log1p(max(x, 0)) where unbounded"
+
+#: activation name (torch's class name) -> numpy function
+ACTIVATIONS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "Tanh": np.tanh,
+    "ReLU": lambda x: np.maximum(x, np.float32(0.0)),
+    "ELU": lambda x: np.where(x > 0, x, np.expm1(np.minimum(x, np.float32(0.0)))),
+    "LeakyReLU": lambda x: np.where(x > 0, x, np.float32(0.01) * x),
+}
+
+Layers = Sequence[tuple[np.ndarray, np.ndarray]]
+
+
+def observation_scaling(high: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(scale, unbounded)`` for the network input: a feature with a finite upper bound is
+    multiplied by ``1 / max(bound, 1)`` (so it lies in [0, 1]); an unbounded one (coins, VP,
+    the turn counter) becomes ``log1p(x)``. Shared by the torch features extractor
+    (:class:`concordia_env.training.nets.ObservationScaler`) and :class:`NumpyPolicy`, so
+    both see the same input."""
+    high = np.asarray(high, dtype=np.float64)
+    unbounded = ~np.isfinite(high)
+    scale = np.where(unbounded, 0.0, 1.0 / np.maximum(np.where(unbounded, 1.0, high), 1.0))
+    return scale.astype(np.float32), unbounded
+
+
+def scale_observation(obs: np.ndarray, scale: np.ndarray, unbounded: np.ndarray) -> np.ndarray:
+    """The network input of raw observation(s) ``obs`` (see :func:`observation_scaling`)."""
+    x = np.asarray(obs, dtype=np.float32)
+    return np.where(unbounded, np.log1p(np.maximum(x, 0.0)), x * scale).astype(np.float32)
+
+
+def policy_files(path: str | os.PathLike) -> tuple[Path, Path]:
+    """``(STEM.npz, STEM.json)`` for ``STEM``, ``STEM.npz`` or ``STEM.json``."""
+    p = Path(path).expanduser()
+    if p.suffix in (".npz", ".json"):
+        p = p.with_suffix("")
+    return p.with_name(p.name + ".npz"), p.with_name(p.name + ".json")
+
+
+def _check_layers(layers: Layers, activation: str, where: str) -> None:
+    """``ValueError`` unless ``layers`` chain OBSERVATION_SIZE inputs to NUM_ACTIONS logits."""
+    if activation not in ACTIVATIONS:
+        raise ValueError(f"{where}: unsupported activation {activation!r}; supported: {sorted(ACTIVATIONS)}")
+    size = encoding.OBSERVATION_SIZE  # read now: the layout may grow between releases
+    if not layers:
+        raise ValueError(f"{where}: a policy needs at least one layer")
+    n_in = size
+    for i, (w, b) in enumerate(layers):
+        if w.ndim != 2 or b.ndim != 1 or w.shape[0] != b.shape[0]:
+            raise ValueError(f"{where}: layer {i} has weight {w.shape} and bias {b.shape}; "
+                             f"expected (out, in) and (out,)")
+        if w.shape[1] != n_in:
+            what = (f"policy layers must map {size} inputs (concordia_env.encoding.OBSERVATION_SIZE)"
+                    if i == 0 else f"layer {i} must take the {n_in} outputs of layer {i - 1}")
+            raise ValueError(f"{where}: layer {i} takes {w.shape[1]} inputs; {what}")
+        n_in = w.shape[0]
+    if n_in != NUM_ACTIONS:
+        raise ValueError(f"{where}: policy layers must map {size} inputs to {NUM_ACTIONS} logits "
+                         f"(concordia_env.engine.NUM_ACTIONS), the last layer gives {n_in}")
+
+
+class NumpyPolicy:
+    """An actor MLP (observation scaling -> Linear/activation layers -> action logits) in numpy.
+
+    Args:
+        layers: ``(weight (out, in), bias (out,))`` per Linear layer, first taking
+            ``OBSERVATION_SIZE`` inputs, last giving ``NUM_ACTIONS`` logits.
+        activation: a key of :data:`ACTIVATIONS`, applied between layers.
+        scale, unbounded: the observation scaling (see :func:`observation_scaling`).
+        name: what opponent pools and logs call it.
+        map_name: the board it was trained on, if known (saved in the header).
+        metadata: free-form JSON-able facts saved in the header (source file, steps...).
+
+    ``ValueError`` for shapes that do not chain, an unknown activation or non-finite values.
+    """
+
+    def __init__(self, layers: Layers, activation: str, scale: np.ndarray, unbounded: np.ndarray,
+                 name: str = "policy", map_name: str | None = None,
+                 metadata: dict[str, Any] | None = None) -> None:
+        where = f"policy {name!r}"
+        layers = [(np.asarray(w), np.asarray(b)) for w, b in layers]
+        _check_layers(layers, activation, where)
+        # float32 compute whatever the storage: contiguous copies make the matmuls fast
+        self.layers = [(np.ascontiguousarray(w, np.float32), np.ascontiguousarray(b, np.float32)) for w, b in layers]
+        for i, (w, b) in enumerate(self.layers):
+            if not (np.isfinite(w).all() and np.isfinite(b).all()):
+                raise ValueError(f"{where}: layer {i} has non-finite weights (NaN or inf)")
+        self.scale = np.ascontiguousarray(scale, np.float32)
+        self.unbounded = np.ascontiguousarray(unbounded, bool)
+        size = encoding.OBSERVATION_SIZE
+        if self.scale.shape != (size,) or self.unbounded.shape != (size,):
+            raise ValueError(f"{where}: observation scaling has shapes {self.scale.shape} and "
+                             f"{self.unbounded.shape}, expected ({size},)")
+        if not np.isfinite(self.scale).all():
+            raise ValueError(f"{where}: observation scale has non-finite values (NaN or inf)")
+        self.activation = activation
+        self.name = name
+        self.map_name = map_name
+        self.metadata = dict(metadata or {})
+
+    # ------------------------------------------------------------ construction
+    @classmethod
+    def from_bounds(cls, layers: Layers, activation: str, high: np.ndarray, name: str = "snapshot",
+                    **kw: Any) -> NumpyPolicy:
+        """A policy whose input scaling comes from the observation space's upper bounds ``high``."""
+        scale, unbounded = observation_scaling(high)
+        return cls(layers, activation, scale, unbounded, name=name, **kw)
+
+    @classmethod
+    def from_policy(cls, policy: Any, name: str = "snapshot", **kw: Any) -> NumpyPolicy:
+        """Copy the actor of an sb3 ``MaskableActorCriticPolicy`` whose features extractor is
+        :class:`concordia_env.training.nets.ObservationScaler` and whose policy net is
+        Linear/activation layers. Reads torch tensors without importing torch here."""
+        extractor = policy.pi_features_extractor
+        if type(extractor).__name__ != "ObservationScaler":
+            raise ValueError(f"a numpy policy needs the ObservationScaler features extractor, "
+                             f"not {type(extractor).__name__}")
+        layers: list[tuple[np.ndarray, np.ndarray]] = []
+        activation = None
+        for module in list(policy.mlp_extractor.policy_net) + [policy.action_net]:
+            kind = type(module).__name__
+            if kind == "Linear":
+                layers.append((module.weight.detach().cpu().numpy().copy(),
+                               module.bias.detach().cpu().numpy().copy()))
+            elif kind in ACTIVATIONS and activation in (None, kind):
+                activation = kind
+            else:
+                raise ValueError(f"a numpy policy cannot copy a {kind} layer")
+        # the extractor's own buffers, not a recomputation from the space: they are what the
+        # saved model was trained with, even if the package's bounds changed since
+        scale = extractor.scale.detach().cpu().numpy()
+        unbounded = extractor.unbounded.detach().cpu().numpy()
+        return cls(layers, activation or "Tanh", scale, unbounded, name=name, **kw)
+
+    # ------------------------------------------------------------ play
+    @property
+    def layer_sizes(self) -> list[int]:
+        """Inputs, then the outputs of every layer: ``[OBSERVATION_SIZE, ..., NUM_ACTIONS]``."""
+        return [int(self.layers[0][0].shape[1])] + [int(w.shape[0]) for w, _ in self.layers]
+
+    def logits(self, obs: np.ndarray) -> np.ndarray:
+        """Action logits (float32) for one observation, or a batch of them as rows."""
+        x = scale_observation(obs, self.scale, self.unbounded)
+        act = ACTIVATIONS[self.activation]
+        last = len(self.layers) - 1
+        for i, (w, b) in enumerate(self.layers):
+            x = x @ w.T + b
+            if i < last:
+                x = act(x)
+        return x
+
+    def choose(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator,
+               deterministic: bool = False) -> int:
+        """A legal action: the legal one of highest logit (deterministic), or one drawn from
+        the softmax of the legal actions' logits with ``rng``."""
+        legal = np.flatnonzero(mask)
+        if legal.size == 0:
+            raise ValueError("action_mask allows no action: this seat is not deciding now")
+        if legal.size == 1:  # forced move: no need to ask the network
+            return int(legal[0])
+        s = self.logits(obs)[legal].astype(np.float64)
+        if deterministic:
+            return int(legal[int(np.argmax(s))])
+        return sample_softmax(legal, s, rng)
+
+    # ------------------------------------------------------------ files
+    def arrays(self, dtype: str = "float32") -> dict[str, np.ndarray]:
+        """The ``.npz`` contents, weights stored as ``dtype``."""
+        if dtype not in STORAGE_DTYPES:
+            raise ValueError(f"storage dtype must be one of {STORAGE_DTYPES}, got {dtype!r}")
+        out: dict[str, np.ndarray] = {}
+        for i, (w, b) in enumerate(self.layers):
+            out[f"layers.{i}.weight"] = w.astype(dtype)
+            out[f"layers.{i}.bias"] = b.astype(dtype)
+        out["observation.scale"] = self.scale
+        out["observation.unbounded"] = self.unbounded
+        return out
+
+    def header(self, dtype: str, npz_sha256: str) -> dict[str, Any]:
+        """The ``.json`` header for weights stored as ``dtype`` in an ``.npz`` of that hash."""
+        return {
+            "format": FORMAT_NAME,
+            "format_version": FORMAT_VERSION,
+            "name": self.name,
+            "map": self.map_name,
+            "architecture": {"type": "mlp", "layer_sizes": self.layer_sizes, "activation": self.activation,
+                             "output": "action logits"},
+            "observation": {"size": int(self.scale.shape[0]), "scaling": SCALING_RULE,
+                            "unbounded_features": int(self.unbounded.sum())},
+            "num_actions": NUM_ACTIONS,
+            "dtype": dtype,
+            "npz_sha256": npz_sha256,
+            "metadata": self.metadata,
+        }
+
+    def save(self, path: str | os.PathLike, dtype: str = "float32") -> tuple[Path, Path]:
+        """Write ``STEM.npz`` then ``STEM.json`` (``path`` is the stem or either file), each
+        atomically; returns both paths. The output depends only on the policy (no time stamps),
+        so exporting the same weights twice gives the same bytes."""
+        npz_path, json_path = policy_files(path)
+        data = _npz_bytes(self.arrays(dtype))
+        header = self.header(dtype, hashlib.sha256(data).hexdigest())
+        # npz first: a crash in between leaves a header whose hash names the old arrays, which
+        # load() refuses, rather than a header that silently describes other weights
+        _atomic_write(npz_path, data)
+        _atomic_write(json_path, (json.dumps(header, indent=2) + "\n").encode())
+        return npz_path, json_path
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> NumpyPolicy:
+        """Read and validate the pair at ``path`` (stem, ``.npz`` or ``.json``).
+
+        ``FileNotFoundError`` for a missing file; ``ValueError`` naming the file and the
+        problem for anything else: corrupt header, unknown format or version, corrupt or
+        truncated ``.npz``, arrays that do not match the header, a header that does not match
+        this package (observation size, number of actions), non-finite weights."""
+        npz_path, json_path = policy_files(path)
+        header = _read_header(json_path)
+        arch = _check_header(header, json_path)
+        layers, scale, unbounded = _read_arrays(npz_path, arch, header["dtype"], header["npz_sha256"], json_path)
+        name = header["name"] if isinstance(header.get("name"), str) else npz_path.stem
+        try:
+            return cls(layers, arch["activation"], scale, unbounded,
+                       name=name, map_name=header.get("map"), metadata=header.get("metadata") or {})
+        except ValueError as exc:  # non-finite weights: name the file, not just the policy
+            raise ValueError(f"{npz_path}: {exc}") from None
+
+    def __repr__(self) -> str:
+        return f"<NumpyPolicy {self.name!r} {self.activation} {self.layer_sizes}>"
+
+
+# ------------------------------------------------------------ writing
+def _npz_bytes(arrays: dict[str, np.ndarray]) -> bytes:
+    """An ``.npz`` (deflated zip of ``.npy`` files) with fixed time stamps, so it is reproducible."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=9) as zf:
+        for key in sorted(arrays):
+            info = zipfile.ZipInfo(f"{key}.npy", date_time=(1980, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = 0o644 << 16
+            member = io.BytesIO()
+            np.lib.format.write_array(member, np.ascontiguousarray(arrays[key]), allow_pickle=False)
+            zf.writestr(info, member.getvalue(), compress_type=zipfile.ZIP_DEFLATED, compresslevel=9)
+    return buf.getvalue()
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file in the same directory and
+    ``os.replace`` (atomic on one file system): readers see the old file or the new one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)  # mkstemp makes it 0600; these are package data files
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+# ------------------------------------------------------------ reading and validation
+def _read_header(json_path: Path) -> dict[str, Any]:
+    if not json_path.is_file():
+        raise FileNotFoundError(f"numpy policy header not found: {json_path} (it describes "
+                                f"{json_path.with_suffix('.npz').name}; both files are needed)")
+    try:
+        header = json.loads(json_path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{json_path}: corrupt JSON header ({exc})") from None
+    if not isinstance(header, dict):
+        raise ValueError(f"{json_path}: corrupt JSON header (a {type(header).__name__}, not an object)")
+    return header
+
+
+def _check_header(header: dict[str, Any], json_path: Path) -> dict[str, Any]:
+    """The header's ``architecture``, after checking the header against this package."""
+    if header.get("format") != FORMAT_NAME:
+        raise ValueError(f"{json_path}: not a numpy policy header (format {header.get('format')!r}, "
+                         f"expected {FORMAT_NAME!r})")
+    version = header.get("format_version")
+    if version != FORMAT_VERSION or isinstance(version, bool):
+        raise ValueError(f"{json_path}: unknown format version {version!r} (this package reads version "
+                         f"{FORMAT_VERSION}); export the policy again with this package")
+    missing = [k for k in ("architecture", "observation", "num_actions", "dtype", "npz_sha256") if k not in header]
+    if missing:
+        raise ValueError(f"{json_path}: header lacks {', '.join(missing)}")
+    arch = header["architecture"]
+    if not isinstance(arch, dict) or arch.get("type") != "mlp":
+        raise ValueError(f"{json_path}: architecture must be an object with type 'mlp', got {arch!r}")
+    sizes = arch.get("layer_sizes")
+    if not (isinstance(sizes, list) and len(sizes) >= 2
+            and all(isinstance(s, int) and not isinstance(s, bool) and s >= 1 for s in sizes)):
+        raise ValueError(f"{json_path}: architecture layer_sizes must be a list of at least two positive "
+                         f"integers, got {sizes!r}")
+    if arch.get("activation") not in ACTIVATIONS:
+        raise ValueError(f"{json_path}: unsupported activation {arch.get('activation')!r}; "
+                         f"supported: {sorted(ACTIVATIONS)}")
+    size = encoding.OBSERVATION_SIZE
+    observation = header["observation"]
+    stated = observation.get("size") if isinstance(observation, dict) else None
+    for what, value in (("architecture layer_sizes[0]", sizes[0]), ("observation size", stated)):
+        if value != size:
+            raise ValueError(f"{json_path}: {what} is {value!r}, but this package's observations have {size} "
+                             f"values (concordia_env.encoding.OBSERVATION_SIZE): the policy was made for "
+                             f"another observation layout; retrain it")
+    for what, value in (("architecture layer_sizes[-1]", sizes[-1]), ("num_actions", header["num_actions"])):
+        if value != NUM_ACTIONS:
+            raise ValueError(f"{json_path}: {what} is {value!r}, but this package has {NUM_ACTIONS} actions "
+                             f"(concordia_env.engine.NUM_ACTIONS); retrain the policy")
+    if header["dtype"] not in STORAGE_DTYPES:
+        raise ValueError(f"{json_path}: dtype {header['dtype']!r} is not one of {STORAGE_DTYPES}")
+    digest = header["npz_sha256"]
+    if not (isinstance(digest, str) and len(digest) == 64):
+        raise ValueError(f"{json_path}: npz_sha256 must be a sha256 hex digest, got {digest!r}")
+    if not isinstance(header.get("metadata", {}), dict):
+        raise ValueError(f"{json_path}: metadata must be an object")
+    map_name = header.get("map")
+    if map_name is not None and not isinstance(map_name, str):
+        raise ValueError(f"{json_path}: map must be a map name or null, got {map_name!r}")
+    return arch
+
+
+def _expected_arrays(arch: dict[str, Any], dtype: str) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
+    """Name -> (shape, dtype) of every array the header's architecture implies."""
+    sizes = arch["layer_sizes"]
+    expected: dict[str, tuple[tuple[int, ...], np.dtype]] = {}
+    for i, (n_in, n_out) in enumerate(zip(sizes, sizes[1:])):
+        expected[f"layers.{i}.weight"] = ((n_out, n_in), np.dtype(dtype))
+        expected[f"layers.{i}.bias"] = ((n_out,), np.dtype(dtype))
+    expected["observation.scale"] = ((sizes[0],), np.dtype("float32"))
+    expected["observation.unbounded"] = ((sizes[0],), np.dtype("bool"))
+    return expected
+
+
+def _npz_layout(data: bytes) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
+    """Name -> (shape, dtype) from the ``.npy`` headers alone, before any array is read (so a
+    file cannot make the loader allocate what its header does not describe)."""
+    fmt = np.lib.format
+    layout = {}
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        for name in zf.namelist():
+            if not name.endswith(".npy"):
+                raise ValueError(f"member {name!r} is not a .npy array")
+            with zf.open(name) as f:
+                version = fmt.read_magic(f)
+                read_header = fmt.read_array_header_1_0 if version == (1, 0) else fmt.read_array_header_2_0
+                shape, _, dtype = read_header(f)
+            layout[name[:-len(".npy")]] = (tuple(shape), dtype)
+    return layout
+
+
+def _corrupt(npz_path: Path, exc: BaseException) -> ValueError:
+    return ValueError(f"{npz_path}: corrupt or truncated .npz ({type(exc).__name__}: {exc})")
+
+
+def _read_arrays(npz_path: Path, arch: dict[str, Any], dtype: str, digest: str,
+                 json_path: Path) -> tuple[list[tuple[np.ndarray, np.ndarray]], np.ndarray, np.ndarray]:
+    """``(layers, scale, unbounded)`` from ``npz_path``, after checking the file against its header: readable, the
+    hash the header names, exactly the arrays the architecture implies, finite values."""
+    if not npz_path.is_file():
+        raise FileNotFoundError(f"numpy policy weights not found: {npz_path} (described by {json_path.name})")
+    data = npz_path.read_bytes()
+    # A damaged zip or .npy header fails in many ways (BadZipFile, zlib.error, EOFError,
+    # ValueError, SyntaxError from numpy's header parser...): all of them mean "corrupt".
+    try:
+        layout = _npz_layout(data)
+    except Exception as exc:  # noqa: BLE001 - see above
+        raise _corrupt(npz_path, exc) from None
+    if hashlib.sha256(data).hexdigest() != digest:
+        raise ValueError(f"{npz_path}: does not match its header {json_path.name} (npz_sha256 differs): the two "
+                         f"files come from different exports, or the .npz was altered; export the policy again")
+    expected = _expected_arrays(arch, dtype)
+    sizes = arch["layer_sizes"]
+    if set(layout) != set(expected):
+        missing, extra = sorted(set(expected) - set(layout)), sorted(set(layout) - set(expected))
+        raise ValueError(f"{npz_path}: arrays do not match the layer_sizes {sizes} of its header "
+                         f"{json_path.name} (missing {missing}, unexpected {extra})")
+    for key, (shape, kind) in expected.items():
+        if layout[key] != (shape, kind):
+            found_shape, found_kind = layout[key]
+            raise ValueError(f"{npz_path}: array {key!r} is {found_kind} {found_shape}, its header {json_path.name} "
+                             f"says {kind} {shape}")
+    try:
+        with np.load(io.BytesIO(data), allow_pickle=False) as npz:  # never unpickle
+            arrays = {key: npz[key] for key in expected}
+    except Exception as exc:  # noqa: BLE001 - a damaged member: see above
+        raise _corrupt(npz_path, exc) from None
+    for key, a in arrays.items():
+        if a.dtype.kind == "f" and not np.isfinite(a).all():
+            raise ValueError(f"{npz_path}: array {key!r} has non-finite values (NaN or inf)")
+    layers = [(arrays[f"layers.{i}.weight"], arrays[f"layers.{i}.bias"]) for i in range(len(sizes) - 1)]
+    return layers, arrays["observation.scale"], arrays["observation.unbounded"]
