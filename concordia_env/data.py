@@ -1,7 +1,7 @@
 """Static game data: the two maps and the components, loaded and validated.
 
 The facts live in ``data/maps.json`` and ``data/components.json`` (transcribed
-from the project's research notes; see the README's "Data sources"). This
+from the project's research notes; see docs/data.md). This
 module turns them into small Python objects and fails loudly, naming the
 defect, if a file is inconsistent (a route to a city that does not exist,
 letters that do not match the city tokens, a province list that misses a

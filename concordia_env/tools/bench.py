@@ -36,7 +36,7 @@ COMBOS = [(m, n) for m in MAP_NAMES for n in load_map(m).players]
 
 
 def machine_description() -> str:
-    """One line naming the machine, for the README's figures."""
+    """One line naming the machine, for the figures in docs/benchmarks.md."""
     cpu = platform.processor() or platform.machine()
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as f:

@@ -1,6 +1,6 @@
 """Evaluate a saved policy with the tournament runner and write the results as JSON.
 
-Example (the commands behind the README's figures are in the README)::
+Example (the commands behind the published figures are in docs/training.md)::
 
     python -m concordia_env.training.evaluate --policy concordia_env/agents/policies/ppo_imperium.npz \\
         --map imperium --players 4 --vs random --games 200 --out runs/ppo_vs_random_imperium4.json

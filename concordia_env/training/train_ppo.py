@@ -1,6 +1,6 @@
 """Train one MaskablePPO policy for a map that plays any seat of any player count the map allows.
 
-Example (the command behind the released Imperium policy is in the README)::
+Example (the command behind the released Imperium policy is in docs/training.md)::
 
     python -m concordia_env.training.train_ppo --map imperium --total-steps 200000 --out runs/imperium
 
