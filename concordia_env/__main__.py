@@ -12,6 +12,8 @@ import random
 import sys
 
 from .data import MAP_NAMES
+from .game import check_setup_args
+from .jit import compile_kernels
 from .render import TurnPrinter
 from .state import GOD_COLUMNS, GameState, new_game
 
@@ -50,6 +52,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quiet", action="store_true", help="print only the result")
     args = parser.parse_args(argv)
     try:
+        check_setup_args(args.map, args.players)  # bad arguments fail before any compiling
+        compile_kernels(["engine"])  # a first run says so, with progress, instead of looking hung
         state = new_game(args.map, args.players, args.seed, args.intermediate_scoring)
     except ValueError as exc:
         parser.error(str(exc))

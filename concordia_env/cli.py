@@ -17,7 +17,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any, Callable, Sequence, TextIO
+from collections.abc import Callable, Sequence
+from typing import Any, TextIO
 
 import numpy as np
 
@@ -27,9 +28,10 @@ from concordia_env.game import check_setup_args
 from concordia_env.render import TurnPrinter, state_to_text
 from concordia_env.state import GameState, new_game
 
-from .agents.base import Agent, check_mask, make_agent
-from .arena.records import final_state, initial_state, load_record, play_game, replay_steps, save_record, verify_record
-from .arena.tournament import check_tournament_args, format_table, run_tournament, write_results
+from .agents.base import Agent, check_mask, make_agent, parse_spec
+
+# The arena (records, tournaments) is imported by the commands that use it: it brings in the
+# environment's dependencies and compiled kernels, which `concordia --help` does without.
 
 #: the demo's agents by seat; an n-player demo takes the first n
 DEMO_AGENTS: tuple[str, ...] = ("heuristic", "mcts:iterations=200", "random", "random", "random")
@@ -161,6 +163,29 @@ def _agents(specs: Sequence[str]) -> list[Agent]:
         raise UsageError(str(exc)) from None
 
 
+#: the compiled kernels each agent searches with, besides the rules engine and the observation encoder
+AGENT_KERNELS: dict[str, tuple[str, ...]] = {"heuristic": ("heuristic",), "mcts": ("mcts",)}
+
+
+def kernel_groups(specs: Sequence[str]) -> list[str]:
+    """The :mod:`concordia_env.jit` kernel groups a game between the agents ``specs`` runs."""
+    groups = ["engine", "encoding"]
+    for spec in specs:
+        name, options = parse_spec(spec)
+        groups += AGENT_KERNELS.get(name, ())
+        if name == "mcts" and options.get("rollout") == "random":
+            groups.append("rollout")
+    return groups
+
+
+def _compile(groups: Sequence[str]) -> None:
+    """Compile what a command needs before it starts, so a first run says so and shows progress
+    instead of pausing silently (and a warm start, loading from the cache, prints nothing)."""
+    from .jit import compile_kernels
+
+    compile_kernels(groups)
+
+
 def split_specs(text: str) -> list[str]:
     """``"heuristic,random"`` -> ``["heuristic", "random"]`` (specs never contain commas)."""
     return [s.strip() for s in text.split(",")]
@@ -179,11 +204,15 @@ def opponent_specs(text: str, players: int) -> list[str]:
 
 def cmd_play(args: argparse.Namespace, input_fn: InputFn, out: TextIO) -> int:
     """A human at the terminal against agents."""
+    from .arena.records import final_state, play_game, save_record
+
     _check_setup(args.map, args.players)
     n = args.players
     if not 0 <= args.seat < n:
         raise UsageError(f"--seat must be 0..{n - 1} for {n} players, got {args.seat}")
-    opponents = iter(_agents(opponent_specs(args.opponents, n)))
+    specs = opponent_specs(args.opponents, n)
+    opponents = iter(_agents(specs))
+    _compile(kernel_groups(specs))
     human = HumanAgent(input_fn, out)
     agents = [human if k == args.seat else next(opponents) for k in range(n)]
     names = ["you" if a is human else a.name for a in agents]
@@ -194,7 +223,8 @@ def cmd_play(args: argparse.Namespace, input_fn: InputFn, out: TextIO) -> int:
         record = play_game(args.map, n, args.seed, agents, intermediate_scoring=args.intermediate_scoring,
                            on_step=move_printer(names, out))
     except (QuitGame, EOFError, KeyboardInterrupt) as exc:
-        why = {QuitGame: "you left", EOFError: "end of input"}.get(type(exc), "interrupted")
+        reasons: dict[type[BaseException], str] = {QuitGame: "you left", EOFError: "end of input"}
+        why = reasons.get(type(exc), "interrupted")
         print(f"\nGame abandoned ({why}); nothing saved.", file=out)
         return 0
     state = final_state(record)
@@ -214,12 +244,15 @@ def _ordinal(k: int) -> str:
 
 def cmd_tournament(args: argparse.Namespace, input_fn: InputFn, out: TextIO) -> int:
     """Many games with rotated seats; prints the table, optionally writes JSON and records."""
+    from .arena.tournament import check_tournament_args, format_table, run_tournament, write_results
+
     specs = split_specs(args.agents)
     games = args.games if args.games is not None else 20 * args.players
     try:
         check_tournament_args(args.map, args.players, specs, games, args.workers)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    _compile(kernel_groups(specs))  # before the workers start: they load it from the cache
     result = run_tournament(args.map, args.players, specs, games, seed=args.seed, workers=args.workers,
                             intermediate_scoring=args.intermediate_scoring, record_dir=args.records,
                             progress=not args.no_progress, max_turns=args.max_turns)
@@ -234,7 +267,10 @@ def cmd_tournament(args: argparse.Namespace, input_fn: InputFn, out: TextIO) -> 
 
 def cmd_replay(args: argparse.Namespace, input_fn: InputFn, out: TextIO) -> int:
     """Step through a saved game, board after every action."""
+    from .arena.records import initial_state, load_record, replay_steps, verify_record
+
     record = load_record(args.record)
+    _compile(["engine"])
     final = verify_record(record)
     total = len(record["actions"])
     if not 0 <= args.start <= total:
@@ -262,12 +298,15 @@ def cmd_replay(args: argparse.Namespace, input_fn: InputFn, out: TextIO) -> int:
 
 def cmd_demo(args: argparse.Namespace, input_fn: InputFn, out: TextIO) -> int:
     """One seeded game between baseline agents, printed turn by turn."""
+    from .arena.records import final_state, play_game, save_record
+
     _check_setup(args.map, args.players)
     n = args.players
     specs = split_specs(args.agents) if args.agents else list(DEMO_AGENTS[:n])
     if len(specs) != n:
         raise UsageError(f"--agents: {n} players need {n} specs, got {len(specs)}: {specs}")
     agents = _agents(specs)
+    _compile(kernel_groups(specs))
     names = [a.name for a in agents]
     print(f"Concordia demo: {args.map}, {n} players, seed {args.seed}\n" + _seat_lines(names), file=out)
     print("\n" + state_to_text(new_game(args.map, n, args.seed, args.intermediate_scoring)) + "\n", file=out)

@@ -23,10 +23,10 @@ never carries stale context.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from . import engine as E
 from .data import MAP_NAMES, components
+from .jit import kernel
 
 P = E.MAXP
 _INF = np.inf
@@ -154,8 +154,8 @@ def observation_bounds(tables: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return low, high
 
 
-@njit(cache=True)
-def encode(s, T, map_id, observer, out):
+@kernel("int32[::1], int32[::1], int64, int64, float32[::1]")
+def encode(s, T, map_id, observer, out):  # noqa: C901
     """Write the observation of seat ``observer`` of state ``s`` into ``out`` (float32, OBSERVATION_SIZE)."""
     out[:] = 0.0
     n = s[O_NPLAYERS]
@@ -202,7 +202,7 @@ def encode(s, T, map_id, observer, out):
             out[X_DISCARD + k * E.NT + t] = s[O_DISCARD + p * E.NT + t]
         if s[O_TOP + p] >= 0:
             out[X_TOP + k * E.NT + s[O_TOP + p]] = 1.0
-        E.score_player(s, T, p, vp)
+        E.score_player(s, T, np.int64(p), vp)  # int64 as from Python: one compiled version
         for i in range(E.NGODS):
             out[X_VP + k * E.NGODS + i] = vp[i]
     for j in range(E.NDISP):
@@ -242,7 +242,7 @@ def encode(s, T, map_id, observer, out):
             out[X_PAY] = s[O_PAY_LEFT]
 
 
-@njit(cache=True)
+@kernel("int32[:, ::1], int32[::1], int64, int64[::1], float32[:, ::1]", group="vector")
 def encode_batch(S, T, map_id, observers, out):
     """Row-wise :func:`encode`: observation of seat ``observers[i]`` of state ``S[i]`` into ``out[i]``."""
     for i in range(S.shape[0]):
@@ -251,7 +251,7 @@ def encode_batch(S, T, map_id, observers, out):
 
 
 
-@njit(cache=True)
+@kernel()
 def _compiled_kernel_stamp():
     return KERNEL_STAMP
 

@@ -1,6 +1,7 @@
 """The rules kernel: legal-action masks and state transitions over flat int32 arrays.
 
-Everything here is compiled with numba and works on two arrays:
+Everything here is compiled with numba (defined with :func:`concordia_env.jit.kernel`, which
+decides where compiled code is cached) and works on two arrays:
 
 * ``s``: the mutable game state, one flat ``int32`` array whose named fields
   are listed in :data:`STATE_FIELDS` (offsets ``O_*``);
@@ -23,7 +24,8 @@ from __future__ import annotations
 import zlib
 
 import numpy as np
-from numba import njit
+
+from .jit import kernel
 
 # ----------------------------------------------------------------- sizes
 MAXP = 5  # players
@@ -144,7 +146,7 @@ KERNEL_STAMP = source_stamp(__file__)
 
 
 def refresh_stale_kernels(compiled_stamp, expected: int, *kernels) -> None:
-    """Recompile ``kernels`` (and ``compiled_stamp``) if ``compiled_stamp()``, an njit function
+    """Recompile ``kernels`` (and ``compiled_stamp``) if ``compiled_stamp()``, a kernel
     of their module returning its stamp as compiled, no longer returns ``expected``."""
     if compiled_stamp() != expected:
         for k in (compiled_stamp, *kernels):
@@ -256,7 +258,7 @@ def decode_move(action: int) -> tuple[int, int]:
 
 
 # ================================================================= kernel
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def free_slots(s, T, p):
     used = 0
     for g in range(NG):
@@ -267,7 +269,7 @@ def free_slots(s, T, p):
     return T[T_STORE] - used
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _colonists_on_board(s, p):
     n = 0
     for i in range(NCOL):
@@ -276,7 +278,7 @@ def _colonists_on_board(s, p):
     return n
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _house_count(s, c):
     h = s[O_HOUSES + c]
     n = 0
@@ -286,7 +288,7 @@ def _house_count(s, c):
     return n
 
 
-@njit(cache=True)
+@kernel()
 def can_build(s, T, p, c):
     """Whether player ``p`` can afford and may place a house in city ``c`` (ignoring reach)."""
     if c <= 0 or c >= s[O_NCITIES]:
@@ -305,7 +307,7 @@ def can_build(s, T, p, c):
     return True
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _has_colonist_in_store(s, p, kind):
     for i in range(3 * kind, 3 * kind + 3):
         if s[O_COLONIST + p * NCOL + i] < 0:
@@ -313,7 +315,7 @@ def _has_colonist_in_store(s, p, kind):
     return False
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _can_pay_colonist(s, T, p):
     for g in range(NG):
         if s[O_GOODS + p * NG + g] < T[T_COLONIST_COST + g]:
@@ -321,7 +323,7 @@ def _can_pay_colonist(s, T, p):
     return True
 
 
-@njit(cache=True)
+@kernel()
 def _copy_available(s, T, p):
     n = s[O_NPLAYERS]
     for q in range(n):
@@ -332,8 +334,8 @@ def _copy_available(s, T, p):
     return False
 
 
-@njit(cache=True)
-def legal_mask(s, T, mask):
+@kernel("int32[::1], int32[::1], int8[::1]")
+def legal_mask(s, T, mask):  # noqa: C901
     """Fill ``mask`` (int8, NUM_ACTIONS) with the legal actions; return how many there are."""
     mask[:] = 0
     ph = s[O_PHASE]
@@ -463,8 +465,8 @@ def legal_mask(s, T, mask):
     return n
 
 
-@njit(cache=True)
-def score_player(s, T, p, out):
+@kernel("int32[::1], int32[::1], int64, int32[::1]")
+def score_player(s, T, p, out):  # noqa: C901
     """Final-scoring VP of player ``p`` per god into ``out`` (NGODS); returns the total."""
     out[:] = 0
     nc = s[O_NCITIES]
@@ -517,12 +519,12 @@ def score_player(s, T, p, out):
     return total
 
 
-@njit(cache=True)
+@kernel()
 def _intermediate_scoring(s, T, p):
     if s[O_INTER_DONE + p] != 0:
         return
     buf = np.zeros(NGODS, np.int32)
-    s[O_INTER_SCORE + p] = score_player(s, T, p, buf)
+    s[O_INTER_SCORE + p] = score_player(s, T, np.int64(p), buf)  # int64 as from Python: one compiled version
     s[O_INTER_DONE + p] = 1
     n = s[O_NPLAYERS]
     for q in range(n):
@@ -540,7 +542,7 @@ def _intermediate_scoring(s, T, p):
         s[O_INTER_SCORE + q] = 0
 
 
-@njit(cache=True)
+@kernel()
 def _end_turn(s):
     n = s[O_NPLAYERS]
     nxt = (s[O_ACTIVE] + 1) % n
@@ -554,7 +556,7 @@ def _end_turn(s):
     s[O_TURN] += 1
 
 
-@njit(cache=True)
+@kernel()
 def _resolve_production(s, T):
     """Move incoming goods into storehouses, from the active player on in turn order.
 
@@ -586,13 +588,13 @@ def _resolve_production(s, T):
     return True
 
 
-@njit(cache=True)
+@kernel()
 def _finish_production(s, T):
     if _resolve_production(s, T):
         _end_turn(s)
 
 
-@njit(cache=True)
+@kernel()
 def _start_kind(s, T, k):
     p = s[O_ACTIVE]
     s[O_KIND] = k
@@ -640,7 +642,7 @@ def _start_kind(s, T, k):
         _finish_production(s, T)
 
 
-@njit(cache=True)
+@kernel()
 def _finish_buying(s, T):
     p = s[O_ACTIVE]
     if s[O_BOUGHT_POS] != 0:
@@ -661,8 +663,8 @@ def _finish_buying(s, T):
     _end_turn(s)
 
 
-@njit(cache=True)
-def _apply(s, T, a):
+@kernel()
+def _apply(s, T, a):  # noqa: C901
     ph = s[O_PHASE]
     p = s[O_ACTIVE]
     if a == A_DONE:
@@ -675,7 +677,7 @@ def _apply(s, T, a):
         s[O_HAND + p * NT + t] -= 1
         s[O_DISCARD + p * NT + t] += 1
         s[O_TOP + p] = t
-        _start_kind(s, T, T[T_TYPE_KIND + t])
+        _start_kind(s, T, np.int64(T[T_TYPE_KIND + t]))  # int64 as for the Diplomat's copy below
     elif a < A_MOVE:
         _start_kind(s, T, a - A_COPY)
     elif a < A_BUILD:
@@ -791,21 +793,23 @@ def _apply(s, T, a):
         _finish_production(s, T)
 
 
-@njit(cache=True)
+@kernel("int32[::1], int32[::1], int8[::1], int64")
 def step(s, T, mask, a):
     """Apply legal action ``a``; then end actions whose only option is 'done'.
 
     Leaves ``mask`` holding the legal actions of the new state and returns their count."""
-    _apply(s, T, a)
     while True:
+        _apply(s, T, a)
         n = legal_mask(s, T, mask)
         if n == 1 and mask[A_DONE] == 1:
-            _apply(s, T, A_DONE)
+            # through the variable: passing the constant A_DONE would make numba compile
+            # _apply a second time, specialised for that literal value
+            a = A_DONE
             continue
         return n
 
 
-@njit(cache=True)
+@kernel("int32[::1], int32[::1], int8[::1], int64, int64", group="rollout")
 def random_playout(s, T, mask, seed, max_steps):
     """Play uniformly random legal actions until the game ends (or ``max_steps``).
 

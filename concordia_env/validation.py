@@ -20,16 +20,19 @@ integers are safe to check.
 
 from __future__ import annotations
 
-from functools import lru_cache
-from typing import Any
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from numba import njit
 
 from . import engine as E
 from .board import deck_card_ids
 from .data import GOODS, MAP_NAMES
 from .game import Game, get_game
+from .jit import kernel
+
+if TYPE_CHECKING:
+    from .state import GameState
 
 __all__ = ["check_invariants", "state_from_document", "state_violations"]
 
@@ -121,7 +124,7 @@ MAXERR = 64  # rows kept; the kernel still counts the ones beyond
 
 # Explicit signatures: one compiled version each, whatever int types the call sites pass
 # (otherwise numba compiles a specialization per call-site type mix, slowing the first call).
-@njit("int64(int32[:, ::1], int64, int64, int64, int64, int64, int64, int64)", cache=True)
+@kernel("int64(int32[:, ::1], int64, int64, int64, int64, int64, int64, int64)", exact=True)
 def _e(out, k, code, a, b, c, d, e):
     if k < MAXERR:
         out[k, 0] = code
@@ -133,7 +136,7 @@ def _e(out, k, code, a, b, c, d, e):
     return k + 1
 
 
-@njit("int64(int64)", cache=True)
+@kernel("int64(int64)", exact=True)
 def _popcount(x):
     # bounded loop: a negative (corrupt) value must not spin forever
     n = 0
@@ -142,7 +145,7 @@ def _popcount(x):
     return n
 
 
-@njit("int64(int32[:, ::1], int64, int32[::1], int64, int64, int64, int64)", cache=True)
+@kernel("int64(int32[:, ::1], int64, int32[::1], int64, int64, int64, int64)", exact=True)
 def _range(out, k, s, off, field, lo, hi):
     v = s[off]
     if v < lo or v > hi:
@@ -150,8 +153,8 @@ def _range(out, k, s, off, field, lo, hi):
     return k
 
 
-@njit(cache=True)
-def _check(s, T, X, out):
+@kernel("int32[::1], int32[::1], int32[::1], int32[:, ::1]")
+def _check(s, T, X, out):  # noqa: C901
     """Write one row per violated invariant into ``out``; return how many there are."""
     k = 0
     n = s[E.O_NPLAYERS]
@@ -198,7 +201,6 @@ def _check(s, T, X, out):
     kind = s[E.O_KIND]
     kind_ok = 0 <= kind < E.NK
     x = s[E.O_KEEP_PLAYER]
-    keep_ok = -1 <= x < n
 
     if ph == E.PH_OVER:
         expected = -1
@@ -613,7 +615,7 @@ def _check(s, T, X, out):
 
 
 
-@njit(cache=True)
+@kernel()
 def _compiled_kernel_stamp():
     return KERNEL_STAMP
 
@@ -623,7 +625,7 @@ E.refresh_stale_kernels(_compiled_kernel_stamp, KERNEL_STAMP, _check)
 
 
 # ------------------------------------------------------------- per-map tables
-@lru_cache(maxsize=None)
+@cache
 def _aux(map_name: str) -> np.ndarray:
     game = get_game(map_name)
     m, comp = game.map, game.components
@@ -669,7 +671,7 @@ def _aux(map_name: str) -> np.ndarray:
 
 
 # ------------------------------------------------------------------ messages
-def _describer(game: Game, s: np.ndarray):
+def _describer(game: Game, s: np.ndarray):  # noqa: C901
     m = game.map
     n_land, n_sea = len(m.land_routes), len(m.sea_routes)
     letters = sorted(game.components.city_tokens)
@@ -708,7 +710,7 @@ def _describer(game: Game, s: np.ndarray):
     def bits(x, names):
         return "{" + ", ".join(names(i) for i in range(32) if (int(x) >> i) & 1) + "}"
 
-    def describe(row) -> str:
+    def describe(row) -> str:  # noqa: C901
         code, a, b, c, d, e = (int(v) for v in row)
         slot = lambda i: f"{'land' if i < 3 else 'sea'} colonist {i % 3 + 1} (slot {i})"  # noqa: E731
         if code == C_NPLAYERS:
@@ -948,7 +950,7 @@ def _shape_problems(name: str, value: Any, shape: tuple[int, ...], path: str, ou
             return
 
 
-def state_from_document(doc: Any) -> "GameState":  # noqa: F821
+def state_from_document(doc: Any) -> GameState:
     """Build a :class:`~concordia_env.state.GameState` from a parsed ``to_json`` document.
 
     Raises ``ValueError`` listing what is wrong: not an object, wrong format or

@@ -33,20 +33,20 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from numba import njit
 
-from . import engine as E
 from . import encoding
+from . import engine as E
 from .encoding import OBSERVATION_SIZE, encode, map_id
 from .env import DEFAULT_MAX_TURNS, check_max_turns
 from .game import check_seed, check_setup_args, get_game, initial_state
+from .jit import kernel
 from .rewards import check_reward_mode, outcome_infos, seat_rewards
 from .state import GameState, IllegalActionError
 
 _ENDED, _TRUNCATED = 1, 2
 
 
-@njit(cache=True)
+@kernel("int32[:, ::1], int32[::1], int8[:, ::1], int64[::1], int64, int64, float32[:, ::1], int64[::1], int64[::1]")
 def _step_batch(S, T, M, actions, map_id, max_turns, obs, current, ended):
     """Apply ``actions[i]`` to game ``i``; encode the next decision of the games still running."""
     for i in range(S.shape[0]):
@@ -61,7 +61,7 @@ def _step_batch(S, T, M, actions, map_id, max_turns, obs, current, ended):
             encode(S[i], T, map_id, current[i], obs[i])
 
 
-@njit(cache=True)
+@kernel()
 def _compiled_kernel_stamp():
     return KERNEL_STAMP
 

@@ -38,3 +38,133 @@ def test_a_stale_stamp_recompiles_every_kernel_and_a_fresh_one_none():
     fresh, kernels = FakeKernel(stamp=2), [FakeKernel()]
     engine.refresh_stale_kernels(fresh, 2, *kernels)
     assert fresh.recompiled == 0 and kernels[0].recompiled == 0
+
+
+# ------------------------------------------------------------------ where compiled code is cached
+import os  # noqa: E402  (the section's own imports)
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+
+import numba  # noqa: E402
+import pytest  # noqa: E402
+
+from concordia_env import __version__, jit  # noqa: E402
+from concordia_env.cli import kernel_groups  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run_python(code_or_args, cache_dir, **extra_env):
+    """Run Python in a subprocess with its kernel cache in ``cache_dir`` (numba's own setting unset)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", jit.CACHE_ENV)}
+    env.update({jit.CACHE_ENV: str(cache_dir)}, **extra_env)
+    args = ["-c", code_or_args] if isinstance(code_or_args, str) else list(code_or_args)
+    return subprocess.run([sys.executable, *args], capture_output=True, text=True, env=env, cwd=ROOT,
+                          timeout=600)
+
+
+def compiled_files(directory: Path) -> set[tuple[str, float]]:
+    return {(str(p), p.stat().st_mtime) for p in directory.rglob("*") if p.suffix in (".nbi", ".nbc")}
+
+
+def test_concordia_cache_dir_wins_over_numbas_and_is_used_as_is(tmp_path):
+    d = jit.decide_cache({jit.CACHE_ENV: str(tmp_path / "ours"), "NUMBA_CACHE_DIR": str(tmp_path / "numba")})
+    assert d.path == tmp_path / "ours" and d.source == jit.CACHE_ENV and d.warning is None
+    assert d.path.is_dir()
+
+
+def test_numba_cache_dir_is_respected(tmp_path):
+    d = jit.decide_cache({"NUMBA_CACHE_DIR": str(tmp_path / "numba")})
+    assert d.path == tmp_path / "numba" and d.source == "NUMBA_CACHE_DIR"
+
+
+def test_the_default_is_a_versioned_folder_of_the_user_cache_directory(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))  # where platformdirs puts user caches on Linux
+    d = jit.decide_cache({jit.CACHE_ENV: ""})  # empty counts as unset
+    tag = jit.version_tag()
+    assert d.path == tmp_path / "concordia-env" / tag
+    assert __version__ in tag and numba.__version__ in tag and sys.implementation.cache_tag in tag
+    assert jit.PACKAGE_DIR not in d.path.parents
+
+
+def test_an_unwritable_directory_means_no_disk_cache_and_one_warning_line(tmp_path):
+    (tmp_path / "file").write_text("in the way")  # a real failure, even for root (permission bits are not)
+    d = jit.decide_cache({jit.CACHE_ENV: str(tmp_path / "file" / "cache")})
+    assert d.path is None and "NotADirectoryError" in d.problem
+    assert len(d.warning.splitlines()) == 1
+    assert str(tmp_path / "file" / "cache") in d.warning and "will not be cached" in d.warning
+
+
+def test_never_inside_the_package_directory():
+    d = jit.decide_cache({jit.CACHE_ENV: str(jit.PACKAGE_DIR / "kernel-cache")})
+    assert d.path is None and "inside the package directory" in d.warning
+    assert not (jit.PACKAGE_DIR / "kernel-cache").exists()
+    assert jit.cache_decision().path is None or jit.PACKAGE_DIR not in jit.cache_decision().path.parents
+
+
+def test_every_kernel_is_defined_through_the_project_decorator():
+    for path in jit.PACKAGE_DIR.rglob("*.py"):
+        if path.name != "jit.py":
+            assert "njit" not in path.read_text(encoding="utf-8"), f"{path}: define kernels with jit.kernel"
+
+
+def test_without_a_writable_cache_the_game_still_plays_and_says_so_once(tmp_path):
+    (tmp_path / "file").write_text("in the way")
+    before = compiled_files(jit.PACKAGE_DIR)
+    proc = run_python("import random, concordia_env\n"
+                      "s, rng = concordia_env.new_game('italia', 2, seed=0), random.Random(0)\n"
+                      "while not s.is_terminal(): s.apply(rng.choice(s.legal_actions()))\n"
+                      "print(s.winner())", tmp_path / "file" / "cache")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() in ("0", "1")
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and "will not be cached" in lines[0], proc.stderr
+    assert compiled_files(jit.PACKAGE_DIR) == before, "numba wrote next to the sources"
+
+
+def test_a_cold_start_says_it_compiles_a_warm_one_prints_nothing_and_help_compiles_nothing(tmp_path):
+    cold = run_python(["-m", "concordia_env", "--quiet"], tmp_path / "cache")
+    assert cold.returncode == 0, cold.stderr
+    assert cold.stderr.startswith("compiling the rules engine (first run only, about "), cold.stderr
+    assert "Final scores" in cold.stdout
+    warm = run_python(["-m", "concordia_env", "--quiet"], tmp_path / "cache")
+    assert warm.returncode == 0 and warm.stderr == "" and warm.stdout == cold.stdout
+    helped = run_python(["-m", "concordia_env.cli", "--help"], tmp_path / "help")
+    assert helped.returncode == 0 and helped.stderr == ""
+    assert not compiled_files(tmp_path / "help"), "concordia --help compiled kernels"
+
+
+def test_commands_compile_only_the_kernels_their_agents_use():
+    assert kernel_groups(["random", "random"]) == ["engine", "encoding"]
+    assert kernel_groups(["heuristic", "mcts:iterations=5", "ppo"]) == ["engine", "encoding", "heuristic", "mcts"]
+    assert "rollout" in kernel_groups(["mcts:rollout=random"])
+    assert jit.resolve_groups(["mcts"]) == ["engine", "heuristic", "mcts"]
+    with pytest.raises(ValueError, match="unknown kernel group"):
+        jit.resolve_groups(["nope"])
+
+
+def test_every_kernel_compiles_once_for_all_its_callers(tmp_path):
+    """Every call site passes a kernel the same types (the entry points' signatures given to
+    jit.kernel among them): compiling from scratch and playing with every agent, random MCTS
+    rollouts included, compiles no kernel twice (int32 against int64, or a constant argument,
+    each cost another compile of the kernel and of everything it calls)."""
+    script = """
+import io
+from concordia_env import jit
+groups = ["encoding", "mcts", "rollout"]
+jit.compile_kernels(groups, progress=False)
+import concordia_env
+from concordia_env import cli
+from concordia_env.agents.mcts import MCTSAgent
+from concordia_env.arena.records import play_game
+cli.main(["demo", "--seed", "1", "--players", "3", "--max-turns", "40"], out=io.StringIO())
+play_game("italia", 2, 0, [MCTSAgent(iterations=20, rollout="random"), MCTSAgent(iterations=10)], max_turns=5)
+concordia_env.new_game("imperium", 4, seed=0).scores()
+wanted = set(jit.resolve_groups(groups))
+for k in jit.REGISTRY:
+    if len(k.dispatcher.signatures) > 1 or (k.group in wanted and not k.dispatcher.signatures):
+        print(k.group, k.name, k.dispatcher.signatures)
+"""
+    proc = run_python(script, tmp_path / "cache")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout == "", "kernels compiled more than once (or never):\n" + proc.stdout

@@ -38,10 +38,10 @@ generator, so the agent is deterministic given its seed.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from concordia_env import engine as E
 from concordia_env.decoding import state_from_observation
+from concordia_env.jit import kernel
 from concordia_env.state import GameState
 
 from .base import Agent, check_mask
@@ -70,8 +70,8 @@ T_DIST, T_COLONIST_COST = E.T_DIST, E.T_COLONIST_COST
 PH_PLAY, PH_OVER, PH_DIPLOMAT, A_DONE = E.PH_PLAY, E.PH_OVER, E.PH_DIPLOMAT, E.A_DONE
 
 
-@njit(cache=True)
-def _build_needs(s, T, p, need):
+@kernel()
+def _build_needs(s, T, p, need):  # noqa: C901
     """Goods for the next builds and colonists into ``need``; returns the number of cities
     next to ``p``'s colonists on routes (buildable now, if affordable)."""
     need[:] = 0
@@ -109,10 +109,10 @@ def _build_needs(s, T, p, need):
     return access
 
 
-@njit(cache=True)
+@kernel()
 def position_value(s, T, p, vp):
     """How good the position is for player ``p`` (see the module docstring); ``vp`` is scratch (NGODS)."""
-    v = float(E.score_player(s, T, p, vp))
+    v = float(E.score_player(s, T, np.int64(p), vp))  # int64 as from Python: one compiled version
     if s[O_PHASE] == PH_OVER:
         return v
     need = np.zeros(NG, np.int64)
@@ -136,26 +136,27 @@ def position_value(s, T, p, vp):
             + ACCESS * access + room)
 
 
-@njit(cache=True)
+@kernel()
 def _turn_goes_on(s, p):
     ph = s[O_PHASE]
     return ph != PH_OVER and ph != PH_PLAY and s[O_ACTIVE] == p and s[O_CURRENT] == p
 
 
-@njit(cache=True)
+@kernel()
 def step_values(s, T, mask, p, out, tmp, tmask, vp):
     """``out[a]``: the value for ``p`` right after each legal action ``a`` (-inf for illegal ones)."""
     for a in range(NUM_ACTIONS):
         out[a] = -np.inf
         if mask[a]:
-            tmp[:] = s
+            for i in range(s.shape[0]):  # not tmp[:] = s: its shape checks cost seconds of compiling
+                tmp[i] = s[i]
             E.step(tmp, T, tmask, a)
             out[a] = position_value(tmp, T, p, vp)
             if a == A_DONE:
                 out[a] += DONE_BONUS
 
 
-@njit(cache=True)
+@kernel()
 def _argmax_noisy(values, noise):
     best = -1
     bv = -np.inf
@@ -169,7 +170,8 @@ def _argmax_noisy(values, noise):
     return best
 
 
-@njit(cache=True)
+# inlined into its one caller: compiled alone it would carry its own copy of the whole engine
+@kernel(inline="always")
 def finish_turn(s, T, mask, p, noise, vals, tmp, tmask, vp):
     """Play the rest of ``p``'s turn in place, taking the best immediate step each time."""
     steps = 0
@@ -179,7 +181,7 @@ def finish_turn(s, T, mask, p, noise, vals, tmp, tmask, vp):
         steps += 1
 
 
-@njit(cache=True)
+@kernel(inline="always")  # like finish_turn
 def turn_values(s, T, mask, p, noise, out):
     """``out[a]``: the value for ``p`` after legal action ``a`` and the greedy rest of the turn."""
     buf = np.empty_like(s)
@@ -192,13 +194,14 @@ def turn_values(s, T, mask, p, noise, out):
         out[a] = -np.inf
         if not mask[a]:
             continue
-        buf[:] = s
+        for i in range(s.shape[0]):  # like step_values
+            buf[i] = s[i]
         E.step(buf, T, bmask, a)
         finish_turn(buf, T, bmask, p, noise, vals, tmp, tmask, vp)
         out[a] = position_value(buf, T, p, vp)
 
 
-@njit(cache=True)
+@kernel("int32[::1], int32[::1], int8[::1], float64[::1]")
 def choose(s, T, mask, noise):
     """The heuristic's action for the deciding player of state ``s`` (legal ``mask``)."""
     p = s[O_CURRENT]
@@ -214,7 +217,7 @@ def choose(s, T, mask, noise):
     return _argmax_noisy(vals, noise)
 
 
-@njit(cache=True)
+@kernel()
 def _compiled_kernel_stamp():
     return KERNEL_STAMP
 

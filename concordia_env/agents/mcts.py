@@ -28,10 +28,10 @@ import math
 import time
 
 import numpy as np
-from numba import njit
 
 from concordia_env import engine as E
 from concordia_env.board import deck_card_ids
+from concordia_env.jit import kernel
 from concordia_env.state import GameState
 
 from . import heuristic as H
@@ -41,7 +41,7 @@ NGODS, NUM_ACTIONS, MAXP = E.NGODS, E.NUM_ACTIONS, E.MAXP
 O_NPLAYERS, O_PHASE, O_PM, PH_OVER = E.O_NPLAYERS, E.O_PHASE, E.O_PM, E.PH_OVER
 
 
-@njit(cache=True)
+@kernel()
 def _winner(s, T):
     n = s[O_NPLAYERS]
     vp = np.zeros(NGODS, np.int32)
@@ -49,13 +49,13 @@ def _winner(s, T):
     pm = s[O_PM]
     for p in range(n):
         # most VP; ties to the Praefectus Magnus holder, then whoever would receive it soonest
-        key = E.score_player(s, T, p, vp) * 8 + (MAXP - (pm - p + n) % n)
+        key = E.score_player(s, T, np.int64(p), vp) * 8 + (MAXP - (pm - p + n) % n)
         if key > best_key:
             best, best_key = p, key
     return best
 
 
-@njit(cache=True)
+@kernel("int32[::1], int32[::1], float64, float64[::1]")
 def evaluate(s, T, temperature, out):
     """Every player's share of a win (sums to 1) into ``out[:n]``."""
     n = s[O_NPLAYERS]
@@ -77,10 +77,10 @@ def evaluate(s, T, temperature, out):
         out[p] /= total
 
 
-@njit(cache=True)
+@kernel("int32[::1], int32[::1], int8[::1], int64, float64[::1]", group="rollout")
 def random_result(s, T, mask, seed, out):
     """Play ``s`` out at random (in place); 1 for the winner in ``out``."""
-    E.random_playout(s, T, mask, seed, 100000)
+    E.random_playout(s, T, mask, seed, np.int64(100000))  # not a literal: numba would compile it again
     out[:] = 0.0
     if s[O_PHASE] == PH_OVER:
         out[_winner(s, T)] = 1.0
@@ -88,7 +88,7 @@ def random_result(s, T, mask, seed, out):
         out[: s[O_NPLAYERS]] = 1.0 / s[O_NPLAYERS]
 
 
-@njit(cache=True)
+@kernel("int32[::1], int32[::1], int8[::1], float64[::1]")
 def priors(s, T, mask, out):
     """Softmax of the deciding player's one-step heuristic values over the legal actions."""
     p = s[E.O_CURRENT]
@@ -108,7 +108,7 @@ def priors(s, T, mask, out):
         out[a] /= total
 
 
-@njit(cache=True)
+@kernel()
 def _compiled_kernel_stamp():
     return KERNEL_STAMP
 
@@ -203,6 +203,7 @@ class MCTSAgent(Agent):
     def _select(self, node: _Node, mask: np.ndarray) -> int:
         legal = np.flatnonzero(mask)
         p = node.player
+        assert node.prior is not None, "a node of a finished game is never selected from"
         sqrt_n = math.sqrt(node.visits + 1)
         # unvisited actions start from the node's own mean for its player (first-play urgency)
         fpu = node.value[p] / node.visits if node.visits else 0.5

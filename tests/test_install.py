@@ -1,0 +1,176 @@
+"""A throwaway install, as a user gets it: the wheel, installed without extras into a fresh venv.
+
+It must install nothing but ``concordia_env``; play ``concordia demo`` from any directory
+without torch, saying within 2 s of a cold start that it compiles (and nothing of the sort
+when warm); still play with site-packages read-only and an unwritable home (one warning
+line, no cache); and ``pip uninstall`` must leave nothing named concordia in site-packages
+(numba's cache goes to the user cache directory, never next to the sources).
+
+One test, run in order (under pytest-xdist a module's tests can land on different workers,
+each of which would install again). It takes a minute or two: the dependencies come from the
+package index or pip's cache, and the demo compiles from scratch twice. The read-only part
+needs a private mount namespace (``unshare --mount``, as root, as in the CI container); where
+that is impossible the test fails saying so rather than skipping.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from concordia_env.jit import CACHE_ENV
+from concordia_env.tools.startup import Timed, run_timed
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCES = ("pyproject.toml", "README.md", "LICENSE", "concordia_env")
+NOTICE = "compiling the rules engine"
+NOTICE_WITHIN_S = 2.0
+WARNING = re.compile(r"cannot use .* to cache compiled kernels: .*compiled code will not be cached")
+
+
+def run(cmd: list[str | Path], timeout: float = 900, **kwargs) -> subprocess.CompletedProcess:
+    proc = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, timeout=timeout, **kwargs)
+    assert proc.returncode == 0, f"{cmd} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    return proc
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    """This environment without anything pointing Python or the caches at the development tree."""
+    drop = {"PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "NUMBA_CACHE_DIR", CACHE_ENV, "XDG_CACHE_HOME"}
+    env = {k: v for k, v in os.environ.items() if k not in drop}
+    env.update(extra)
+    return env
+
+
+def build_wheel(tmp: Path) -> Path:
+    """``pip wheel --no-deps`` of a copy of the sources (building in place would write build/ into the checkout)."""
+    src = tmp / "src"
+    src.mkdir()
+    for name in SOURCES:
+        path = ROOT / name
+        if path.is_dir():
+            shutil.copytree(path, src / name, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+        else:
+            shutil.copy2(path, src / name)
+    run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", tmp / "dist", src], env=clean_env())
+    (wheel,) = (tmp / "dist").glob("concordia_env-*.whl")
+    return wheel
+
+
+def make_venv(tmp: Path, wheel: Path) -> tuple[Path, Path]:
+    """A fresh venv with the wheel installed (no extras); returns (its bin directory, its site-packages)."""
+    venv = tmp / "venv"
+    run([sys.executable, "-m", "venv", venv])
+    python = venv / "bin" / "python"
+    run([python, "-m", "pip", "install", "--quiet", wheel], env=clean_env())
+    site = run([python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"]).stdout.strip()
+    return venv / "bin", Path(site)
+
+
+def check_installed_files(site: Path) -> None:
+    """The wheel put one top-level package in site-packages (and its metadata and the script)."""
+    (dist_info,) = site.glob("concordia_env-*.dist-info")
+    tops = set()
+    for line in (dist_info / "RECORD").read_text(encoding="utf-8").splitlines():
+        path = line.rsplit(",", 2)[0]
+        if not path.startswith("../"):  # ../../../bin/concordia: the console script
+            tops.add(path.split("/", 1)[0])
+    assert tops == {"concordia_env", dist_info.name}, tops
+    top_level = dist_info / "top_level.txt"
+    if top_level.exists():
+        assert top_level.read_text(encoding="utf-8").split() == ["concordia_env"]
+
+
+def check_game(t: Timed, what: str) -> None:
+    assert t.returncode == 0, f"{what}: exit {t.returncode}\n{t.stderr_text[-3000:]}"
+    assert "Final scores" in t.stdout and re.search(r"Winner: player \d", t.stdout), f"{what}: no finished game"
+
+
+def compiled_files(directory: Path) -> list[Path]:
+    return [p for p in directory.rglob("*") if p.suffix in (".nbi", ".nbc")]
+
+
+def read_only_demo(bin_dir: Path, site: Path, home: Path, cwd: Path) -> Timed:
+    """``concordia demo`` in a private mount namespace where site-packages and HOME are read-only."""
+    unshare = shutil.which("unshare")
+    if unshare is None:
+        pytest.fail("the read-only install check needs `unshare` (util-linux) to mount site-packages read-only")
+    script = (
+        'set -e; for d in "$SITE" "$HOME"; do mount --bind -o ro "$d" "$d"; mount -o remount,bind,ro "$d"; done; '
+        'for d in "$SITE" "$HOME"; do if touch "$d/.write-probe" 2>/dev/null; then '
+        'echo "PROBE: $d is still writable" >&2; exit 97; fi; done; exec "$@"'
+    )
+    env = clean_env(HOME=str(home), SITE=str(site), PATH=f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
+    t = run_timed([unshare, "--mount", "sh", "-c", script, "sh", str(bin_dir / "concordia"), "demo", "--seed", "0"],
+                  env=env, cwd=cwd, timeout=900)
+    if t.returncode != 0 and not t.stdout:
+        pytest.fail("could not run the demo with site-packages and HOME mounted read-only through "
+                    f"`unshare --mount` (needs root or CAP_SYS_ADMIN): exit {t.returncode}\n{t.stderr_text[-2000:]}")
+    return t
+
+
+def test_throwaway_install_plays_anywhere_read_only_too_and_uninstalls_cleanly(tmp_path):
+    wheel = build_wheel(tmp_path)
+    bin_dir, site = make_venv(tmp_path, wheel)
+    check_installed_files(site)
+    python = bin_dir / "python"
+
+    no_torch = subprocess.run([python, "-c", "import torch"], capture_output=True, text=True, env=clean_env())
+    assert no_torch.returncode != 0 and "No module named 'torch'" in no_torch.stderr
+
+    # from another directory, with a home of its own: the kernel cache goes to ~/.cache/concordia-env
+    home, elsewhere = tmp_path / "home", tmp_path / "elsewhere"
+    home.mkdir()
+    elsewhere.mkdir()
+    env = clean_env(HOME=str(home), PATH=f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
+    demo = [str(bin_dir / "concordia"), "demo", "--seed", "0"]
+    cold = run_timed(demo, env=env, cwd=elsewhere, timeout=900)
+    check_game(cold, "cold demo")
+    notice = cold.first_stderr(NOTICE)
+    assert notice is not None, f"no {NOTICE!r} line on a cold start:\n{cold.stderr_text}"
+    assert notice <= NOTICE_WITHIN_S, f"the {NOTICE!r} line came after {notice:.2f} s"
+    assert compiled_files(home / ".cache" / "concordia-env"), "nothing cached in the user cache directory"
+
+    warm = run_timed(demo, env=env, cwd=elsewhere, timeout=900)
+    check_game(warm, "warm demo")
+    assert warm.stderr_text == "", f"a warm start printed on stderr:\n{warm.stderr_text}"
+    assert warm.stdout == cold.stdout
+    assert not compiled_files(site / "concordia_env"), "numba cached into site-packages"
+
+    # read-only site-packages, HOME an empty read-only directory, no XDG_CACHE_HOME
+    ro_home = tmp_path / "ro-home"
+    ro_home.mkdir()
+    ro = read_only_demo(bin_dir, site, ro_home, elsewhere)
+    check_game(ro, "read-only demo")
+    assert ro.stdout == cold.stdout
+    lines = [line for _, line in ro.stderr]
+    warnings = [line for line in lines if WARNING.search(line)]
+    assert len(warnings) == 1, f"expected one warning line:\n{ro.stderr_text}"
+    assert str(ro_home) in warnings[0]
+    others = [line for line in lines if line not in warnings]
+    assert len(others) == 2 and others[0].startswith(NOTICE) and others[1].startswith("compiled in"), ro.stderr_text
+    assert not any(ro_home.iterdir()) and not compiled_files(site / "concordia_env")
+
+    run([python, "-m", "pip", "uninstall", "-y", "--quiet", "concordia-env"], env=clean_env())
+    left = [p for p in site.rglob("*") if "concordia" in p.name.lower()]
+    assert left == [], f"left in site-packages after uninstall: {left[:10]}"
+    assert not (bin_dir / "concordia").exists()
+
+
+def test_run_timed_stamps_stderr_lines_and_reads_stdout_alongside():
+    code = ("import sys, time\n"
+            "print('x' * 200000)\n"  # more than a pipe holds: stdout must be read while it runs
+            "print('first', file=sys.stderr, flush=True)\n"
+            "time.sleep(0.3)\n"
+            "print('second', file=sys.stderr)")
+    t = run_timed([sys.executable, "-c", code])
+    assert t.returncode == 0 and len(t.stdout) == 200001
+    assert [line for _, line in t.stderr] == ["first", "second"]
+    assert t.first_stderr("second") - t.first_stderr("first") >= 0.25
+    assert t.first_stderr("third") is None and t.first_stderr() <= t.seconds
