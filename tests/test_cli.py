@@ -9,12 +9,12 @@ import json
 import shutil
 import subprocess
 import sys
-from typing import Iterable
+from collections.abc import Iterable
 
 import pytest
 
-from concordia_env.cli import DEMO_AGENTS, main, parse_choice
 from concordia_env.arena.records import load_record, save_record, verify_record
+from concordia_env.cli import DEMO_AGENTS, main, parse_choice
 
 
 def scripted(answers: Iterable[str], then: BaseException | None = None):

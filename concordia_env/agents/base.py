@@ -13,7 +13,8 @@ pickle, so it runs code from the file: play only model files you trust.
 from __future__ import annotations
 
 import abc
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 

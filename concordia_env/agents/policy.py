@@ -320,7 +320,7 @@ def check_spaces(observation_space: Any, action_space: Any, where: str = "model"
         keys = set(observation_space.spaces)
         if "observation" not in keys or not keys <= {"observation", "action_mask"}:
             raise ValueError(f"{where}: observation space is a Dict with keys {sorted(keys)}; expected {expected}")
-        found = {k: (type(s).__name__, tuple(s.shape)) for k, s in observation_space.spaces.items()}
+        found = {k: (type(s).__name__, tuple(s.shape or ())) for k, s in observation_space.spaces.items()}
         want = {"observation": ("Box", (size,)), "action_mask": ("Box", (NUM_ACTIONS,))}
         for key, (kind, shape) in found.items():
             if (kind, shape) != want[key]:

@@ -29,4 +29,5 @@ class ObservationScaler(BaseFeaturesExtractor):
 
     def forward(self, observations: torch.Tensor) -> torch.Tensor:
         x = observations.float()
-        return torch.where(self.unbounded, torch.log1p(torch.clamp(x, min=0.0)), x * self.scale)
+        scale, unbounded = self.get_buffer("scale"), self.get_buffer("unbounded")  # typed as tensors
+        return torch.where(unbounded, torch.log1p(torch.clamp(x, min=0.0)), x * scale)

@@ -282,37 +282,45 @@ class SingleLearnerEnv(gymnasium.Env):
         return None
 
     # ------------------------------------------------------------ internals
+    def _game(self) -> GameState:
+        """The game in progress; a clear error before the first ``reset()``."""
+        if self.state is None:
+            raise RuntimeError("the env has no game yet: call reset() first")
+        return self.state
+
     def _observe(self) -> np.ndarray:
-        return observation(self.state, self.seat)
+        return observation(self._game(), self.seat)
 
     def _lead(self) -> float:
-        vp = np.asarray(self.state.scores(), dtype=np.float64)
+        vp = np.asarray(self._game().scores(), dtype=np.float64)
         others = np.delete(vp, self.seat)
         return float(vp[self.seat] - others.mean()) / VP_SCALE
 
     def _truncated(self) -> bool:
-        return self.max_turns > 0 and int(self.state.field("turn")) >= self.max_turns
+        return self.max_turns > 0 and int(self._game().field("turn")) >= self.max_turns
 
     def _play_opponents(self) -> bool:
         """Play other seats until the learner decides or the game is over; True if truncated."""
-        state = self.state
+        state = self._game()
         while not state.is_terminal():
             if self._truncated():
                 return True
             p = state.current_player
             if p == self.seat:
                 return False
-            state.apply(self._opponents[p].act(observation(state, p), state.legal_action_mask()))
+            opponent = self._opponents[p]
+            assert opponent is not None  # every seat but the learner's has one after reset()
+            state.apply(opponent.act(observation(state, p), state.legal_action_mask()))
         return False
 
     def _outcome(self, truncated: bool) -> dict[str, Any]:
-        ranking = self.state.ranking()
+        ranking = self._game().ranking()
         return {
             "is_success": bool(not truncated and ranking[0] == self.seat),
-            "vp": int(self.state.scores()[self.seat]),
+            "vp": int(self._game().scores()[self.seat]),
             "rank": ranking.index(self.seat) + 1,
-            "num_players": self.state.num_players,
+            "num_players": self._game().num_players,
             "seat": self.seat,
             "opponent": self.opponent_kind,
-            "turns": int(self.state.field("turn")),
+            "turns": int(self._game().field("turn")),
         }
