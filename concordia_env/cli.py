@@ -41,6 +41,14 @@ HUMAN_NAME = "human"
 
 InputFn = Callable[[str], str]
 
+#: how agents are named on the command line, with the warning that a model .zip must be trusted
+AGENT_SPECS_HELP = """\
+agent specs: random | heuristic | mcts[:iterations=N][:ms=M] | ppo (the released
+policies: numpy weights, no torch needed) | policy:path=FILE, where FILE is a
+numpy policy pair (.npz + .json, e.g. from export_policy) or a stable-baselines3
+.zip (needs the train extra). A .zip is loaded with pickle and can run code from
+the file: use only .zip files you trust."""
+
 PLAY_HELP = """\
 Type the number of an action to play it.
   b, board         show the board again
@@ -326,11 +334,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="concordia", description="Play Concordia against the baseline "
                                      "agents, run tournaments between them, replay and watch games.",
                                      formatter_class=argparse.RawDescriptionHelpFormatter,
-                                     epilog="Run 'concordia COMMAND -h' for a command's options.")
+                                     epilog="Run 'concordia COMMAND -h' for a command's options.\n\n" + AGENT_SPECS_HELP)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    def command(name: str, text: str) -> argparse.ArgumentParser:
-        return sub.add_parser(name, help=text, description=text[0].upper() + text[1:] + ".")
+    def command(name: str, text: str, specs: bool = True) -> argparse.ArgumentParser:
+        return sub.add_parser(name, help=text, description=text[0].upper() + text[1:] + ".",
+                              epilog=AGENT_SPECS_HELP if specs else None,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
 
     def setup_args(p: argparse.ArgumentParser) -> None:
         p.add_argument("--map", default="imperium", choices=MAP_NAMES, help="(default imperium)")
@@ -361,7 +371,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(run=cmd_tournament, parser=p)
 
-    p = command("replay", "step through a saved game record")
+    p = command("replay", "step through a saved game record", specs=False)
     p.add_argument("record", metavar="FILE", help="a game record (from play/demo --save or tournament --records)")
     p.add_argument("--no-pause", action="store_true", help="print everything without waiting for Enter")
     p.add_argument("--from", dest="start", type=int, default=0, metavar="N",

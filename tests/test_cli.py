@@ -240,3 +240,13 @@ def test_console_script(tmp_path):
     run = subprocess.run(_command() + ["replay", str(tmp_path / "missing.json")], capture_output=True, text=True,
                          timeout=120)
     assert run.returncode == 1 and run.stderr.startswith("error: ") and "Traceback" not in run.stderr
+
+
+@pytest.mark.parametrize("command", ["play", "tournament", "demo"])
+def test_help_names_the_agent_specs_and_warns_about_untrusted_zips(command, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main([command, "--help"])
+    assert exc.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "ppo (the released policies: numpy weights, no torch needed)" in text
+    assert "A .zip is loaded with pickle and can run code from the file: use only .zip files you trust." in text
