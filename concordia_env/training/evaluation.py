@@ -1,0 +1,530 @@
+"""Evaluation harness: a line-up of agents on fixed, paired deals, with the statistics every strength figure uses.
+
+Example::
+
+    python -m concordia_env.training.evaluation --map italia --players 2 --lineup heuristic,random \\
+        --deals 20 --seed 0 --workers 2 --out results.json
+
+**Paired deals.** A line-up lists one agent spec per seat (2-5 seats, repeats
+allowed: ``az,heuristic,heuristic,heuristic``). Deal ``k`` (0-based) is the game
+set up with seed ``seed + k``, and it is played ``n`` times, once per rotation
+``r = 0 .. n-1`` of the line-up: seat ``j`` is taken by ``lineup[(j + r) % n]``.
+So every entry meets the same deals from every seat, and two agents are
+compared on identical deals (a paired comparison: the luck of the deal cancels
+in their difference). Game ``g = k * n + r``; the agent at seat ``j`` is reset
+with ``arena.records.agent_seed(seed + k, j)``, so any game replays on its own.
+
+**Statistics per agent** (a spec listed twice is one entry, pooled over its
+seats, like the tournament): seat-games, wins, win rate with a 95% Wilson
+interval, the fair share ``1/n``, mean VP, mean VP margin (own VP minus the best
+other seat's, and minus the mean of the other seats'), mean place, wins by
+seat, truncated games, decisions and mean milliseconds per decision (the
+agent's ``act`` alone, every decision it was asked for). Games stopped at
+``max_turns`` card plays count as played and not won; VP, margins and places
+are over finished games. For a line-up of exactly two distinct specs A and B,
+``paired`` gives per deal the wins of each over the ``n`` rotations and their
+difference, the difference of their per-seat win rates and of their mean VP,
+each with the mean over deals and a 95% Student-t interval of that mean.
+
+Games run in ``workers`` processes but are processed in game order, so the
+result depends only on the arguments, not on the worker count. Only the
+timings (``ms_per_decision``, per-game ``act_seconds``) and the ``run`` block
+(command, arguments, wall time, versions, machine) vary between identical
+runs; :func:`comparable` drops them. The results JSON is written atomically
+(:func:`write_json_atomic`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import shlex
+import signal
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from tqdm import tqdm
+
+from ..agents.base import Agent, make_agent
+from ..arena.records import play_game
+from ..arena.tournament import Z95, seat_specs, wilson_interval
+from ..data import MAP_NAMES
+from ..env import DEFAULT_MAX_TURNS, check_max_turns
+from ..game import check_seed, check_setup_args
+from ..state import GameState
+
+RESULT_FORMAT = "concordia-env/evaluation"
+RESULT_VERSION = 1
+PROG = "python -m concordia_env.training.evaluation"
+
+#: keys whose values are wall-clock measurements (see :func:`comparable`)
+TIMING_KEYS = ("ms_per_decision", "act_seconds")
+
+# Agents built in this process, by spec, reused across games (every game resets them) so slow-to-build
+# agents (networks) are built once per worker; the i-th seat a spec fills in a game gets its i-th instance.
+_AGENT_POOL: dict[str, list[Agent]] = {}
+
+
+class _TimedAgent(Agent):
+    """Wraps an agent for one game to add up the time spent in its ``act``."""
+
+    def __init__(self, inner: Agent) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.decisions = 0
+        self.seconds = 0.0
+
+    def reset(self, seed: int | None = None) -> None:
+        self.inner.reset(seed)
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray, state: GameState | None = None) -> int:
+        start = time.perf_counter()
+        action = self.inner.act(observation, action_mask, state)
+        self.seconds += time.perf_counter() - start
+        self.decisions += 1
+        return action
+
+
+def _seat_agents(specs: Sequence[str]) -> list[Agent]:
+    """Pooled agents for one game's seats (no instance plays two seats of one game)."""
+    used: dict[str, int] = {}
+    out = []
+    for spec in specs:
+        i = used.get(spec, 0)
+        used[spec] = i + 1
+        pool = _AGENT_POOL.setdefault(spec, [])
+        while len(pool) <= i:
+            pool.append(make_agent(spec))
+        out.append(pool[i])
+    return out
+
+
+# ---------------------------------------------------------------- arguments
+def parse_lineup(text: str) -> list[str]:
+    """``"az,heuristic, heuristic"`` -> ``["az", "heuristic", "heuristic"]``; ``ValueError`` for an empty entry."""
+    specs = [s.strip() for s in str(text).split(",")]
+    if not any(specs):
+        raise ValueError("the line-up is empty: give 2-5 agent specs separated by commas, e.g. heuristic,random")
+    if not all(specs):
+        raise ValueError(f"line-up {text!r} has an empty entry: give 2-5 agent specs separated by commas")
+    return specs
+
+
+def check_evaluation_args(map_name: str, num_players: int, lineup: Sequence[str], deals: int, seed: int,
+                          workers: int = 1) -> None:
+    """``ValueError`` saying what is wrong with :func:`run_evaluation` arguments; builds each spec's
+    agents once, so a bad spec fails here with its own message rather than in a worker."""
+    if map_name not in MAP_NAMES:
+        raise ValueError(f"unknown map {map_name!r}; allowed maps: {list(MAP_NAMES)}")
+    if not 2 <= len(lineup) <= 5:
+        raise ValueError(f"a line-up has 2-5 agent specs (one per seat), got {len(lineup)}: {list(lineup)}")
+    if len(lineup) != num_players:
+        raise ValueError(f"{num_players} players need {num_players} agent specs (one per seat), "
+                         f"the line-up has {len(lineup)}: {list(lineup)}")
+    check_setup_args(map_name, num_players)
+    for name, value in (("deals", deals), ("workers", workers)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be a positive int, got {value!r}")
+    check_seed(seed)
+    _seat_agents(lineup)
+
+
+def check_out_path(path: str | os.PathLike) -> Path:
+    """``path`` as a Path if a results file can be written there; ``ValueError`` otherwise
+    (checked before any game is played, so a long run cannot end with nowhere to write)."""
+    out = Path(path)
+    folder = out.parent
+    if not folder.is_dir():
+        raise ValueError(f"--out {out}: folder {folder} does not exist")
+    if out.is_dir():
+        raise ValueError(f"--out {out} is a folder; give a file name")
+    if not os.access(folder, os.W_OK):
+        raise ValueError(f"--out {out}: folder {folder} is not writable")
+    return out
+
+
+# ---------------------------------------------------------------- playing
+def schedule(lineup: Sequence[str], deals: int, seed: int) -> list[tuple[int, int, int, tuple[str, ...]]]:
+    """``(deal, rotation, setup seed, spec per seat)`` for every game, in game order (see the module doc)."""
+    n = len(lineup)
+    return [(k, r, seed + k, tuple(seat_specs(lineup, r))) for k in range(deals) for r in range(n)]
+
+
+def _play(task: tuple[str, int, int, tuple[str, ...], bool, int]) -> dict[str, Any]:
+    """Play one game (runs in a worker process): its result plus the decisions and ``act`` time per seat."""
+    map_name, n, game_seed, specs, intermediate, max_turns = task
+    timed = [_TimedAgent(a) for a in _seat_agents(specs)]
+    record = play_game(map_name, n, game_seed, timed, intermediate_scoring=intermediate, max_turns=max_turns)
+    return {**record["result"], "decisions": [t.decisions for t in timed], "act_seconds": [t.seconds for t in timed]}
+
+
+def _ignore_sigint() -> None:
+    """Worker initializer: Ctrl-C is the parent's to handle (it cancels the queued games)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _game_entry(g: int, deal: int, rotation: int, game_seed: int, specs: Sequence[str],
+                played: dict[str, Any]) -> dict[str, Any]:
+    winner = played["winner"]
+    return {
+        "game": g, "deal": deal, "rotation": rotation, "seed": game_seed, "seats": list(specs),
+        "scores": list(played["scores"]), "ranking": list(played["ranking"]),
+        "winner_seat": winner, "winner": None if winner is None else specs[winner],
+        "truncated": bool(played["truncated"]), "turns": int(played["turns"]),
+        "decisions": list(played["decisions"]), "act_seconds": list(played["act_seconds"]),
+    }
+
+
+# ---------------------------------------------------------------- statistics
+def t_quantile_975(df: int) -> float:
+    """The 0.975 quantile of Student's t with ``df`` degrees of freedom (``t(1) = 12.706``,
+    ``t(19) = 2.093``), by bisection on its closed-form CDF for integer ``df`` (Abramowitz &
+    Stegun 26.7.3-4), so the package needs no scipy. Above 1000 degrees the normal 1.960 is used."""
+    if df < 1:
+        raise ValueError(f"degrees of freedom must be >= 1, got {df}")
+    if df > 1000:  # t and the normal quantile agree to 0.001 there
+        return Z95
+
+    def central(t: float) -> float:  # P(|T| < t)
+        theta = math.atan(t / math.sqrt(df))
+        c2, term, total = math.cos(theta) ** 2, 1.0, 1.0
+        if df % 2:  # odd: (2/pi) (theta + sin cos (1 + 2/3 cos^2 + ...)), the bracket empty for df = 1
+            for j in range(1, (df - 1) // 2):
+                term *= c2 * (2 * j) / (2 * j + 1)
+                total += term
+            inner = math.sin(theta) * math.cos(theta) * total if df > 1 else 0.0
+            return 2 / math.pi * (theta + inner)
+        for j in range(1, df // 2):  # even: sin (1 + 1/2 cos^2 + 1.3/(2.4) cos^4 + ...)
+            term *= c2 * (2 * j - 1) / (2 * j)
+            total += term
+        return math.sin(theta) * total
+
+    lo, hi = Z95, 20.0
+    while central(hi) < 0.95:
+        hi *= 2
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if central(mid) < 0.95 else (lo, mid)
+    return (lo + hi) / 2
+
+
+def mean_interval(values: Sequence[float]) -> dict[str, Any]:
+    """``{"mean", "ci95", "n"}``: the mean and its 95% Student-t interval (null for fewer than 2 values)."""
+    n = len(values)
+    if n == 0:
+        return {"mean": None, "ci95": None, "n": 0}
+    mean = sum(values) / n
+    if n < 2:
+        return {"mean": mean, "ci95": None, "n": n}
+    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
+    half = t_quantile_975(n - 1) * sd / math.sqrt(n)
+    return {"mean": mean, "ci95": [mean - half, mean + half], "n": n}
+
+
+def _mean(total: float, count: int) -> float | None:
+    return total / count if count else None
+
+
+def agent_statistics(per_game: Sequence[dict[str, Any]], lineup: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """Per distinct spec of ``lineup`` (pooled over its seats) the statistics of the module doc,
+    from ``per_game`` entries (``seats``, ``scores``, ``ranking``, ``winner_seat``, ``truncated``,
+    ``decisions``, ``act_seconds``)."""
+    n = len(lineup)
+    out = {}
+    for spec in dict.fromkeys(lineup):
+        games = wins = finished = truncated = decisions = 0
+        vp = best = mean_others = places = seconds = 0.0
+        seat_games, seat_wins = [0] * n, [0] * n
+        for game in per_game:
+            for seat, who in enumerate(game["seats"]):
+                if who != spec:
+                    continue
+                games += 1
+                seat_games[seat] += 1
+                decisions += game["decisions"][seat]
+                seconds += game["act_seconds"][seat]
+                if game["truncated"]:
+                    truncated += 1
+                    continue
+                scores = game["scores"]
+                others = scores[:seat] + scores[seat + 1:]
+                finished += 1
+                vp += scores[seat]
+                best += scores[seat] - max(others)
+                mean_others += scores[seat] - sum(others) / len(others)
+                places += game["ranking"].index(seat) + 1
+                if game["winner_seat"] == seat:
+                    wins += 1
+                    seat_wins[seat] += 1
+        lo, hi = wilson_interval(wins, games)
+        out[spec] = {
+            "seats": list(lineup).count(spec), "games": games, "wins": wins,
+            "win_rate": wins / games if games else 0.0, "win_rate_ci95": [lo, hi], "fair_share": 1 / n,
+            "finished": finished, "truncated": truncated, "mean_vp": _mean(vp, finished),
+            "mean_margin_best_other": _mean(best, finished), "mean_margin_mean_others": _mean(mean_others, finished),
+            "mean_place": _mean(places, finished), "seat_games": seat_games, "seat_wins": seat_wins,
+            "decisions": decisions, "ms_per_decision": _mean(1000 * seconds, decisions),
+        }
+    return out
+
+
+def paired_summary(per_game: Sequence[dict[str, Any]], lineup: Sequence[str]) -> dict[str, Any] | None:
+    """For a line-up of exactly two distinct specs A and B (A listed first), per deal: the wins of
+    each over the deal's rotations and ``difference`` = wins A - wins B; ``win_rate_difference`` =
+    wins A / (A's seat-games in the deal) - the same for B, whose mean over deals is exactly A's
+    win rate minus B's; ``vp_difference`` = A's mean VP - B's over the deal's finished games (null if
+    none). Each with its mean over deals and 95% t interval. None for other line-ups."""
+    specs = list(dict.fromkeys(lineup))
+    if len(specs) != 2:
+        return None
+    a, b = specs
+    deals: dict[int, list[dict[str, Any]]] = {}
+    for game in per_game:
+        deals.setdefault(game["deal"], []).append(game)
+    rows = []
+    for k, games in sorted(deals.items()):
+        wins = {a: 0, b: 0}
+        seat_games = {a: 0, b: 0}
+        vp: dict[str, list[int]] = {a: [], b: []}
+        for game in games:
+            for seat, who in enumerate(game["seats"]):
+                seat_games[who] += 1
+                wins[who] += game["winner_seat"] == seat
+                if not game["truncated"]:
+                    vp[who].append(game["scores"][seat])
+        vp_diff = sum(vp[a]) / len(vp[a]) - sum(vp[b]) / len(vp[b]) if vp[a] else None
+        rows.append({"deal": k, "seed": games[0]["seed"], "wins": [wins[a], wins[b]],
+                     "difference": wins[a] - wins[b],
+                     "win_rate_difference": wins[a] / seat_games[a] - wins[b] / seat_games[b],
+                     "vp_difference": vp_diff})
+    return {
+        "agents": [a, b], "deals": len(rows), "per_deal": rows,
+        "difference": mean_interval([r["difference"] for r in rows]),
+        "win_rate_difference": mean_interval([r["win_rate_difference"] for r in rows]),
+        "vp_difference": mean_interval([r["vp_difference"] for r in rows if r["vp_difference"] is not None]),
+    }
+
+
+# ---------------------------------------------------------------- the run
+def library_versions() -> dict[str, str]:
+    """Versions of Python and of the libraries that decide the games and the agents (absent ones left out)."""
+    out = {"python": sys.version.split()[0]}
+    for name in ("concordia-env", "numpy", "numba", "torch", "stable-baselines3", "sb3-contrib"):
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            pass
+    return out
+
+
+def run_evaluation(map_name: str, lineup: Sequence[str], deals: int, seed: int = 0, *,
+                   num_players: int | None = None, workers: int = 1, intermediate_scoring: bool = False,
+                   max_turns: int | None = DEFAULT_MAX_TURNS, progress: bool = True,
+                   out: str | os.PathLike | None = None, command: str | None = None) -> dict[str, Any]:
+    """Play ``deals`` deals of ``lineup`` once per seat rotation and return the results (module doc).
+
+    ``num_players`` defaults to the line-up's length and must equal it. ``out``: write
+    the results JSON there atomically (its folder is checked before any game).
+    ``command``: the command line to record. ``ValueError`` for bad arguments, before any game.
+    """
+    lineup = [s.strip() if isinstance(s, str) else s for s in lineup]
+    n = len(lineup) if num_players is None else num_players
+    check_evaluation_args(map_name, n, lineup, deals, seed, workers)
+    limit = check_max_turns(max_turns)
+    out_path = check_out_path(out) if out is not None else None
+    arguments = {"map": map_name, "players": n, "lineup": lineup, "deals": deals, "seed": seed, "workers": workers,
+                 "intermediate_scoring": bool(intermediate_scoring), "max_turns": limit,
+                 "out": None if out is None else os.fspath(out)}
+    start = time.perf_counter()
+    games = schedule(lineup, deals, seed)
+    tasks = [(map_name, n, game_seed, specs, bool(intermediate_scoring), limit) for _, _, game_seed, specs in games]
+    workers = min(workers, len(tasks))
+    pool = ProcessPoolExecutor(workers, initializer=_ignore_sigint) if workers > 1 else None
+    per_game = []
+    try:
+        # map submits every game now, forking the workers before tqdm starts its monitor thread (forking a
+        # process with threads can deadlock); results come back in game order whatever the scheduling
+        results = pool.map(_play, tasks, chunksize=1) if pool else map(_play, tasks)
+        with tqdm(total=len(tasks), disable=not progress, unit="game", leave=False,
+                  desc=f"{map_name} {n}p {','.join(lineup)}") as bar:
+            for g, played in enumerate(results):
+                per_game.append(_game_entry(g, *games[g], played))
+                bar.update()
+    finally:
+        if pool is not None:  # on an error or Ctrl-C, drop the queued games instead of playing them out
+            pool.shutdown(wait=True, cancel_futures=True)
+    from ..tools.bench import machine_description  # here: the benchmark module is not needed to play
+
+    result = {
+        "format": RESULT_FORMAT, "version": RESULT_VERSION,
+        "map": map_name, "players": n, "lineup": lineup, "deals": deals, "seed": seed,
+        "games": len(per_game), "intermediate_scoring": bool(intermediate_scoring), "max_turns": limit,
+        "pairing": "deal k uses setup seed seed+k and is played once per rotation r = 0..n-1, "
+                   "seat j taken by lineup[(j + r) % n]; game = k * n + r",
+        "truncated": sum(g["truncated"] for g in per_game),
+        "per_agent": agent_statistics(per_game, lineup),
+        "paired": paired_summary(per_game, lineup),
+        "per_game": per_game,
+        "run": {"command": command, "arguments": arguments, "seconds": time.perf_counter() - start,
+                "versions": library_versions(), "machine": machine_description()},
+    }
+    if out_path is not None:
+        write_json_atomic(result, out_path)
+    return result
+
+
+def comparable(result: dict[str, Any]) -> dict[str, Any]:
+    """``result`` without what varies between identical runs (the ``run`` block and the timings),
+    so two runs of the same arguments compare equal."""
+    def strip(x: Any) -> Any:
+        if isinstance(x, dict):
+            return {k: strip(v) for k, v in x.items() if k not in TIMING_KEYS}
+        if isinstance(x, list):
+            return [strip(v) for v in x]
+        return x
+
+    return strip({k: v for k, v in result.items() if k != "run"})
+
+
+def write_json_atomic(obj: Any, path: str | os.PathLike, indent: int | None = 2) -> None:
+    """Write ``obj`` as JSON to ``path`` so that the file is either the old one or the complete new one:
+    written to a temporary file in the same folder (same file system, so the rename is atomic),
+    flushed and fsynced, then ``os.replace``-d over ``path``. If serialising or writing fails the
+    temporary file is removed and ``path`` is untouched."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(obj, f, indent=indent)
+            f.write("\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+    try:  # make the rename itself durable; not every system can open a folder
+        dir_fd = os.open(path.parent, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(dir_fd)
+    except OSError:
+        pass
+    finally:
+        os.close(dir_fd)
+
+
+# ---------------------------------------------------------------- output
+def _fmt(x: float | None, spec: str) -> str:
+    return "-" if x is None else format(x, spec)
+
+
+def _interval(summary: dict[str, Any], spec: str, scale: float = 1.0) -> str:
+    if summary["mean"] is None:
+        return "-"
+    text = format(scale * summary["mean"], spec)
+    if summary["ci95"] is not None:
+        lo, hi = summary["ci95"]
+        text += f" [{format(scale * lo, spec)}, {format(scale * hi, spec)}]"
+    return text
+
+
+def format_table(result: dict[str, Any]) -> str:
+    """The results as a text table, one row per agent in line-up order, then the paired summary."""
+    rows = list(result["per_agent"].items())
+    width = max(5, *(len(spec) for spec, _ in rows))
+    extra = ", intermediate scoring" if result["intermediate_scoring"] else ""
+    title = (f"{result['map']}, {result['players']} players{extra}: {result['deals']} deals x {result['players']} "
+             f"seat rotations = {result['games']} games from seed {result['seed']}, {result['truncated']} truncated, "
+             f"{result['run']['seconds']:.1f} s; fair share {100 / result['players']:.0f}%")
+    head = (f"{'agent':<{width}} {'games':>5} {'wins':>5} {'win rate [95% CI]':>22} {'mean VP':>7} "
+            f"{'margin':>7} {'vs mean':>7} {'place':>5} {'ms/dec':>7}  wins by seat")
+    lines = [title, head, "-" * len(head)]
+    for spec, a in rows:
+        lo, hi = a["win_rate_ci95"]
+        rate = f"{100 * a['win_rate']:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}]"
+        lines.append(f"{spec:<{width}} {a['games']:>5} {a['wins']:>5} {rate:>22} {_fmt(a['mean_vp'], '.1f'):>7} "
+                     f"{_fmt(a['mean_margin_best_other'], '+.1f'):>7} {_fmt(a['mean_margin_mean_others'], '+.1f'):>7} "
+                     f"{_fmt(a['mean_place'], '.2f'):>5} {_fmt(a.get('ms_per_decision'), '.3f'):>7}  "
+                     + " ".join(f"{w}/{g}" for w, g in zip(a["seat_wins"], a["seat_games"])))
+    lines.append("margin: own VP minus the best other player's; vs mean: minus the others' mean")
+    paired = result["paired"]
+    if paired is not None:
+        a, b = paired["agents"]
+        lines.append(f"paired over {paired['deals']} deals, {a} minus {b} (mean [95% CI]): "
+                     f"wins per deal {_interval(paired['difference'], '+.2f')}; "
+                     f"win rate {_interval(paired['win_rate_difference'], '+.1f', 100)} points; "
+                     f"mean VP {_interval(paired['vp_difference'], '+.1f')}")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- command line
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be >= 1")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
+    p.add_argument("--map", required=True, choices=MAP_NAMES, help="board to play on")
+    p.add_argument("--players", type=int, default=None, help="player count (default: the line-up's length)")
+    p.add_argument("--lineup", required=True,
+                   help="agent spec per seat, comma-separated, repeats allowed: e.g. heuristic,random,random")
+    p.add_argument("--deals", type=_positive_int, required=True, help="deals; each is played once per seat rotation")
+    p.add_argument("--seed", type=int, default=0, help="deal k is set up with seed+k (default: 0)")
+    p.add_argument("--workers", type=_positive_int, default=1, help="worker processes (default: 1)")
+    p.add_argument("--intermediate-scoring", action="store_true", help="play the intermediate-scoring variant")
+    p.add_argument("--max-turns", type=_positive_int, default=DEFAULT_MAX_TURNS,
+                   help=f"stop a game after this many card plays; it counts as played, not won "
+                        f"(default: {DEFAULT_MAX_TURNS})")
+    p.add_argument("--out", type=Path, default=None, help="results JSON to write (its folder must exist)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = parser.parse_args(argv)
+    try:  # bad arguments: one line, before any game is played
+        lineup = parse_lineup(args.lineup)
+        check_evaluation_args(args.map, len(lineup) if args.players is None else args.players, lineup,
+                              args.deals, args.seed, args.workers)
+        if args.out is not None:
+            check_out_path(args.out)
+    except ValueError as exc:
+        parser.error(str(exc))
+    # the file is written after the table is printed, so a failing write still shows what was played
+    result = run_evaluation(args.map, lineup, args.deals, args.seed, num_players=args.players,
+                            workers=args.workers, intermediate_scoring=args.intermediate_scoring,
+                            max_turns=args.max_turns, progress=not args.no_progress,
+                            command=f"{PROG} {shlex.join(argv)}")
+    print(format_table(result))
+    if args.out is not None:
+        result["run"]["arguments"]["out"] = os.fspath(args.out)
+        try:
+            write_json_atomic(result, args.out)
+        except OSError as exc:
+            print(f"{PROG}: error: could not write {args.out}: {exc}", file=sys.stderr)
+            return 1
+        print(f"results written to {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
