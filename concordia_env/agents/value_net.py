@@ -1,0 +1,272 @@
+"""A trained value network evaluated with numpy alone, and its file format (``.npz`` + ``.json``).
+
+Trained by :mod:`concordia_env.training.value_train` (torch); playing or searching with it
+needs only numpy: this module never imports torch.
+
+The network
+-----------
+The raw observation (any seat's view) is scaled as for the policies
+(:func:`concordia_env.agents.numpy_policy.scale_observation`: bounded features times
+``scale``, unbounded ones ``log1p``), then a trunk of Linear layers each followed by the
+activation, then one or two heads of :data:`ROWS` outputs, one per seat row of the
+observation (row 0 the observer, then the others in turn order):
+
+* ``win``: logits; :meth:`ValueNet.values` returns their softmax over the rows of seats
+  present in the game (the observation's ``seat_present`` block), 0 for absent rows: each
+  player's share of a win, summing to 1;
+* ``margin`` (optional): final VP minus the best other player's, divided by
+  ``margin_scale`` (50) in training; :meth:`ValueNet.margins` returns it in VP.
+
+The files
+---------
+``STEM.npz`` (read with ``allow_pickle=False``): ``trunk.{i}.weight`` ``(out, in)`` and
+``trunk.{i}.bias`` ``(out,)`` per trunk layer, ``{head}.weight`` ``(5, hidden)`` and
+``{head}.bias`` ``(5,)`` per head, ``observation.scale`` float32 and
+``observation.unbounded`` bool ``(OBSERVATION_SIZE,)``; weights float32.
+``STEM.json``: ``format`` (:data:`FORMAT_NAME`), ``format_version``, ``architecture``
+(``type`` "mlp", ``layer_sizes`` from the observation size through the trunk,
+``activation``, ``heads``, ``rows``), ``observation`` (``size``, ``scaling``),
+``margin_scale``, ``npz_sha256``, ``map`` and free-form ``metadata``. :meth:`ValueNet.load`
+checks it all and raises ``FileNotFoundError`` / ``ValueError`` with one line naming the file
+and the problem; :meth:`ValueNet.save` writes both files atomically, ``.npz`` first.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from concordia_env import encoding
+
+from .numpy_policy import (
+    ACTIVATIONS,
+    SCALING_RULE,
+    _atomic_write,
+    _corrupt,
+    _npz_bytes,
+    _npz_layout,
+    policy_files,
+    scale_observation,
+)
+
+FORMAT_NAME = "concordia-env-value-net"
+FORMAT_VERSION = 1
+#: one output per seat row of the observation (the most players a game has)
+ROWS = 5
+HEADS = ("win", "margin")
+#: VP margins are divided by this in training (the env's "vp" reward scale)
+MARGIN_SCALE = 50.0
+
+Layer = tuple[np.ndarray, np.ndarray]
+
+
+class ValueNet:
+    """Per-seat-row win shares (and optionally VP margins) of observations, in numpy.
+
+    Args:
+        trunk: ``(weight (out, in), bias (out,))`` per hidden layer, the first taking
+            ``OBSERVATION_SIZE`` inputs; may be empty (a linear model).
+        heads: ``{"win": layer}`` plus optionally ``"margin"``, each giving :data:`ROWS` outputs.
+        activation: a key of ``numpy_policy.ACTIVATIONS``, after every trunk layer.
+        scale, unbounded: the observation scaling (``numpy_policy.observation_scaling``).
+
+    ``ValueError`` for shapes that do not chain, unknown heads or activation, non-finite values.
+    """
+
+    def __init__(self, trunk: list[Layer], heads: dict[str, Layer], activation: str, scale: np.ndarray,
+                 unbounded: np.ndarray, map_name: str | None = None, margin_scale: float = MARGIN_SCALE,
+                 metadata: dict[str, Any] | None = None) -> None:
+        if activation not in ACTIVATIONS:
+            raise ValueError(f"unsupported activation {activation!r}; supported: {sorted(ACTIVATIONS)}")
+        if "win" not in heads or set(heads) - set(HEADS):
+            raise ValueError(f"heads must be 'win' and optionally 'margin', got {sorted(heads)}")
+        f32 = np.float32
+        self.trunk = [(np.ascontiguousarray(w, f32), np.ascontiguousarray(b, f32)) for w, b in trunk]
+        self.heads = {k: (np.ascontiguousarray(w, f32), np.ascontiguousarray(b, f32)) for k, (w, b) in heads.items()}
+        n_in = encoding.OBSERVATION_SIZE
+        for name, (w, b) in [(f"trunk layer {i}", lay) for i, lay in enumerate(self.trunk)]:
+            if w.ndim != 2 or w.shape != (b.shape[0], n_in) or b.ndim != 1:
+                raise ValueError(f"{name} has weight {w.shape} and bias {b.shape}; expected ({b.shape[0]}, {n_in})")
+            n_in = w.shape[0]
+        for name, (w, b) in self.heads.items():
+            if w.shape != (ROWS, n_in) or b.shape != (ROWS,):
+                raise ValueError(f"head {name!r} has weight {w.shape} and bias {b.shape}; expected ({ROWS}, {n_in})")
+        for w, b in self.trunk + list(self.heads.values()):
+            if not (np.isfinite(w).all() and np.isfinite(b).all()):
+                raise ValueError("weights have non-finite values (NaN or inf)")
+        self.scale = np.ascontiguousarray(scale, f32)
+        self.unbounded = np.ascontiguousarray(unbounded, bool)
+        if self.scale.shape != (encoding.OBSERVATION_SIZE,) or self.unbounded.shape != self.scale.shape:
+            raise ValueError(f"observation scaling has shapes {self.scale.shape} and {self.unbounded.shape}, "
+                             f"expected ({encoding.OBSERVATION_SIZE},)")
+        self.activation = activation
+        self.map_name = map_name
+        self.margin_scale = float(margin_scale)
+        self.metadata = dict(metadata or {})
+
+    # ------------------------------------------------------------ evaluation
+    @property
+    def layer_sizes(self) -> list[int]:
+        """Observation size, then the width of every trunk layer."""
+        return [encoding.OBSERVATION_SIZE] + [int(w.shape[0]) for w, _ in self.trunk]
+
+    def _features(self, obs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        x = np.asarray(obs, np.float32)
+        if x.ndim != 2 or x.shape[1] != encoding.OBSERVATION_SIZE:
+            raise ValueError(f"observations must be a (B, {encoding.OBSERVATION_SIZE}) batch, got {x.shape}")
+        present = x[:, encoding.OBSERVATION_LAYOUT["seat_present"]] > 0
+        h = scale_observation(x, self.scale, self.unbounded)
+        act = ACTIVATIONS[self.activation]
+        for w, b in self.trunk:
+            h = act(h @ w.T + b)
+        return h, present
+
+    def values(self, obs: np.ndarray) -> np.ndarray:
+        """``(B, 5)`` float32 win shares per seat row of a ``(B, OBSERVATION_SIZE)`` batch: softmax of
+        the win logits over the present seats, 0 for absent rows."""
+        h, present = self._features(obs)
+        w, b = self.heads["win"]
+        z = np.where(present, h @ w.T + b, -np.inf)
+        z = np.exp(z - z.max(axis=1, keepdims=True))
+        return (z / z.sum(axis=1, keepdims=True)).astype(np.float32)
+
+    def margins(self, obs: np.ndarray) -> np.ndarray:
+        """``(B, 5)`` predicted final VP margin (own VP minus the best other's) per seat row, 0 for absent rows."""
+        if "margin" not in self.heads:
+            raise ValueError("this value net has no margin head")
+        h, present = self._features(obs)
+        w, b = self.heads["margin"]
+        return np.where(present, (h @ w.T + b) * self.margin_scale, 0.0).astype(np.float32)
+
+    # ------------------------------------------------------------ files
+    def arrays(self) -> dict[str, np.ndarray]:
+        out: dict[str, np.ndarray] = {}
+        for i, (w, b) in enumerate(self.trunk):
+            out[f"trunk.{i}.weight"], out[f"trunk.{i}.bias"] = w, b
+        for name, (w, b) in self.heads.items():
+            out[f"{name}.weight"], out[f"{name}.bias"] = w, b
+        out["observation.scale"], out["observation.unbounded"] = self.scale, self.unbounded
+        return out
+
+    def header(self, npz_sha256: str) -> dict[str, Any]:
+        return {
+            "format": FORMAT_NAME, "format_version": FORMAT_VERSION, "map": self.map_name,
+            "architecture": {"type": "mlp", "layer_sizes": self.layer_sizes, "activation": self.activation,
+                             "heads": [h for h in HEADS if h in self.heads], "rows": ROWS,
+                             "output": "win: softmax over present seat rows; margin: (VP - best other VP) / "
+                                       "margin_scale"},
+            "observation": {"size": encoding.OBSERVATION_SIZE, "scaling": SCALING_RULE,
+                            "unbounded_features": int(self.unbounded.sum())},
+            "margin_scale": self.margin_scale, "npz_sha256": npz_sha256, "metadata": self.metadata,
+        }
+
+    def save(self, path: str | os.PathLike) -> tuple[Path, Path]:
+        """Write ``STEM.npz`` then ``STEM.json`` atomically (``path``: the stem or either file)."""
+        npz_path, json_path = policy_files(path)
+        data = _npz_bytes(self.arrays())
+        _atomic_write(npz_path, data)
+        _atomic_write(json_path, (json.dumps(self.header(hashlib.sha256(data).hexdigest()), indent=2) + "\n").encode())
+        return npz_path, json_path
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> ValueNet:
+        """Read and validate the pair at ``path`` (stem, ``.npz`` or ``.json``); one-line
+        ``FileNotFoundError`` / ``ValueError`` naming the file and the problem."""
+        npz_path, json_path = policy_files(path)
+        header = _read_header(json_path)
+        sizes, heads = _check_header(header, json_path)
+        if not npz_path.is_file():
+            raise FileNotFoundError(f"value net weights not found: {npz_path} (described by {json_path.name})")
+        data = npz_path.read_bytes()
+        try:
+            layout = _npz_layout(data)
+        except Exception as exc:  # noqa: BLE001 - a damaged zip fails in many ways; all mean "corrupt"
+            raise _corrupt(npz_path, exc) from None
+        if hashlib.sha256(data).hexdigest() != header["npz_sha256"]:
+            raise ValueError(f"{npz_path}: does not match its header {json_path.name} (npz_sha256 differs)")
+        expected = _expected(sizes, heads)
+        if set(layout) != set(expected):
+            missing, extra = sorted(set(expected) - set(layout)), sorted(set(layout) - set(expected))
+            raise ValueError(f"{npz_path}: arrays do not match its header (missing {missing}, unexpected {extra})")
+        for key, want in expected.items():
+            if layout[key] != want:
+                raise ValueError(f"{npz_path}: array {key!r} is {layout[key][1]} {layout[key][0]}, "
+                                 f"its header says {want[1]} {want[0]}")
+        try:
+            with np.load(io.BytesIO(data), allow_pickle=False) as z:
+                a = {k: z[k] for k in expected}
+        except Exception as exc:  # noqa: BLE001
+            raise _corrupt(npz_path, exc) from None
+        trunk = [(a[f"trunk.{i}.weight"], a[f"trunk.{i}.bias"]) for i in range(len(sizes) - 1)]
+        try:
+            return cls(trunk, {h: (a[f"{h}.weight"], a[f"{h}.bias"]) for h in heads}, header["architecture"]["activation"],
+                       a["observation.scale"], a["observation.unbounded"], map_name=header.get("map"),
+                       margin_scale=header["margin_scale"], metadata=header.get("metadata") or {})
+        except ValueError as exc:
+            raise ValueError(f"{npz_path}: {exc}") from None
+
+    def __repr__(self) -> str:
+        return f"<ValueNet {self.map_name} {self.activation} {self.layer_sizes} heads={sorted(self.heads)}>"
+
+
+def _read_header(json_path: Path) -> dict[str, Any]:
+    if not json_path.is_file():
+        raise FileNotFoundError(f"value net header not found: {json_path} (both .npz and .json are needed)")
+    try:
+        header = json.loads(json_path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{json_path}: corrupt JSON header ({exc})") from None
+    if not isinstance(header, dict):
+        raise ValueError(f"{json_path}: corrupt JSON header (not an object)")
+    return header
+
+
+def _check_header(header: dict[str, Any], json_path: Path) -> tuple[list[int], list[str]]:
+    """``(layer_sizes, heads)`` after checking the header against this package."""
+    if header.get("format") != FORMAT_NAME:
+        raise ValueError(f"{json_path}: not a value net header (format {header.get('format')!r}, expected {FORMAT_NAME!r})")
+    if header.get("format_version") != FORMAT_VERSION:
+        raise ValueError(f"{json_path}: unknown format version {header.get('format_version')!r} (reads {FORMAT_VERSION})")
+    missing = [k for k in ("architecture", "observation", "margin_scale", "npz_sha256") if k not in header]
+    if missing:
+        raise ValueError(f"{json_path}: header lacks {', '.join(missing)}")
+    arch = header["architecture"]
+    if not isinstance(arch, dict) or arch.get("type") != "mlp":
+        raise ValueError(f"{json_path}: architecture must be an object with type 'mlp'")
+    sizes, heads = arch.get("layer_sizes"), arch.get("heads")
+    if not (isinstance(sizes, list) and sizes and all(isinstance(s, int) and s >= 1 for s in sizes)):
+        raise ValueError(f"{json_path}: architecture layer_sizes must be a list of positive integers, got {sizes!r}")
+    if not (isinstance(heads, list) and "win" in heads and set(heads) <= set(HEADS)):
+        raise ValueError(f"{json_path}: architecture heads must be ['win'] or ['win', 'margin'], got {heads!r}")
+    if arch.get("activation") not in ACTIVATIONS or arch.get("rows") != ROWS:
+        raise ValueError(f"{json_path}: unsupported activation {arch.get('activation')!r} or rows {arch.get('rows')!r}")
+    size = encoding.OBSERVATION_SIZE
+    obs = header["observation"]
+    for what, value in (("layer_sizes[0]", sizes[0]), ("observation size", obs.get("size") if isinstance(obs, dict) else None)):
+        if value != size:
+            raise ValueError(f"{json_path}: {what} is {value!r}, but this package's observations have {size} values "
+                             f"(concordia_env.encoding.OBSERVATION_SIZE); retrain the value net")
+    digest = header["npz_sha256"]
+    if not (isinstance(digest, str) and len(digest) == 64):
+        raise ValueError(f"{json_path}: npz_sha256 must be a sha256 hex digest, got {digest!r}")
+    if not isinstance(header["margin_scale"], (int, float)) or not header["margin_scale"] > 0:
+        raise ValueError(f"{json_path}: margin_scale must be a positive number")
+    return sizes, heads
+
+
+def _expected(sizes: list[int], heads: list[str]) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
+    f32 = np.dtype("float32")
+    out: dict[str, tuple[tuple[int, ...], np.dtype]] = {}
+    for i, (n_in, n_out) in enumerate(zip(sizes, sizes[1:])):
+        out[f"trunk.{i}.weight"], out[f"trunk.{i}.bias"] = ((n_out, n_in), f32), ((n_out,), f32)
+    for h in heads:
+        out[f"{h}.weight"], out[f"{h}.bias"] = ((ROWS, sizes[-1]), f32), ((ROWS,), f32)
+    out["observation.scale"] = ((sizes[0],), f32)
+    out["observation.unbounded"] = ((sizes[0],), np.dtype("bool"))
+    return out

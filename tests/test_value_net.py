@@ -1,0 +1,221 @@
+"""Value-network pipeline end to end, tiny: self-play shards (resume, corrupt shards), training
+(checkpoints, Ctrl-C, resume), the numpy export against torch, file validation, TD targets."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from concordia_env import encoding
+from concordia_env.agents.value_net import ValueNet
+from concordia_env.training import value_data
+
+torch = pytest.importorskip("torch")
+from concordia_env.training import value_train  # noqa: E402 - needs torch
+
+GEN = ["--map", "italia", "--players", "2", "--games", "2", "--agents", "heuristic,random", "--shard-size", "2",
+       "--every", "3", "--seed", "5", "--no-progress"]
+TRAIN = ["--hidden", "16", "--batch", "32", "--eval-every", "5", "--checkpoint-every", "5", "--val-fraction", "0.5",
+         "--no-progress"]
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("value") / "data"
+    assert value_data.main(GEN + ["--out", str(out)]) == 0
+    return out
+
+
+@pytest.fixture(scope="module")
+def run_dir(data_dir: Path) -> Path:
+    out = data_dir.parent / "run"
+    assert value_train.main(TRAIN + ["--data", str(data_dir), "--out", str(out), "--steps", "10"]) == 0
+    return out
+
+
+def test_shard_contents(data_dir: Path) -> None:
+    shards = sorted(p.name for p in data_dir.glob("shard_*.npz"))
+    assert shards == ["shard_00000.npz"]
+    d = value_data.load_shards(data_dir)
+    m = len(d["step"])
+    assert m > 20 and d["obs"].shape == (m, encoding.OBSERVATION_SIZE)
+    assert set(np.unique(d["game"])) == {0, 1} and (d["num_players"] == 2).all()
+    # row 0 is the deciding seat: seat_present rows 0-1, and the deciding-seat one-hot on row 0
+    obs = d["obs"].astype(np.float32)
+    assert (obs[:, encoding.OBSERVATION_LAYOUT["seat_present"]] == [1, 1, 0, 0, 0]).all()
+    assert (obs[:, encoding.OBSERVATION_LAYOUT["deciding_seat"]][:, 0] == 1).all()
+    assert np.allclose(d["win"].sum(axis=1), 1) and (d["win"][:, 2:] == 0).all()
+    assert np.allclose(d["heuristic"].sum(axis=1), 1, atol=1e-5)
+    assert set(np.unique(d["rank"][:, :2])) <= {-1.0, 1.0}
+    # a game's winner is the same seat whichever seat looks at it
+    for g in (0, 1):
+        sel = d["game"] == g
+        winner_seat = (d["seat"][sel] + d["win"][sel].argmax(axis=1)) % 2
+        assert len(set(winner_seat)) == 1
+        assert len(set(d["step"][sel] % 3)) == 1  # every third decision, from a per-game offset
+    assert (d["step"] < d["decisions"]).all()
+
+
+def test_same_seed_same_data_and_resume_skips(data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    shard = data_dir / "shard_00000.npz"
+    before = shard.read_bytes()
+    assert value_data.main(GEN + ["--out", str(data_dir)]) == 0
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert summary["skipped_shards"] == 1 and summary["games"] == 0
+    assert shard.read_bytes() == before
+    # other settings in the same directory are refused with one line
+    assert value_data.main(GEN[:-3] + ["--seed", "6", "--no-progress", "--out", str(data_dir)]) == 2
+    assert "other settings" in capsys.readouterr().err
+
+
+def test_corrupt_shard_is_skipped_and_regenerated(data_dir: Path, tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture) -> None:
+    copy = tmp_path / "data"
+    shutil.copytree(data_dir, copy)
+    good = (copy / "shard_00000.npz").read_bytes()
+    (copy / "shard_00001.npz").write_bytes(good[: len(good) // 2])  # a truncated shard
+    d = value_data.load_shards(copy)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "shard_00001.npz" in err[0] and "corrupt or truncated" in err[0]
+    assert len(d["step"]) == len(value_data.load_shards(data_dir)["step"])
+    (copy / "shard_00000.npz").write_bytes(good[:1000])
+    assert value_data.main(GEN + ["--out", str(copy)]) == 0  # regenerates shard 0, never fatal
+    assert "shard_00000.npz" in capsys.readouterr().err
+    assert (copy / "shard_00000.npz").read_bytes() == good  # same seed, same bytes
+
+
+def test_numpy_export_equals_torch(run_dir: Path, data_dir: Path) -> None:
+    net = ValueNet.load(run_dir / "value_net")
+    ck = torch.load(run_dir / "checkpoint.pt", weights_only=False)
+    model = value_train.ValueModel(net.scale, net.unbounded, [16], "ReLU", margin=True)
+    model.load_state_dict(ck["model"])
+    model.eval()
+    obs = value_data.load_shards(data_dir)["obs"][:200].astype(np.float32)
+    got, want = net.values(obs), value_train.torch_values(model, obs)
+    assert got.shape == (200, 5)
+    np.testing.assert_allclose(got, want, atol=1e-5)
+    assert np.allclose(got.sum(axis=1), 1, atol=1e-5) and (got[:, 2:] == 0).all()
+    with torch.no_grad():
+        m = model(torch.as_tensor(obs))[1].numpy() * 50
+    np.testing.assert_allclose(net.margins(obs)[:, :2], m[:, :2], atol=1e-3)
+    metrics = json.loads((run_dir / "metrics.json").read_text())
+    assert metrics["numpy_vs_torch_max_abs_diff"] < 1e-5 and set(metrics["val"]) >= {"ce", "accuracy", "early"}
+
+
+def test_interrupt_then_resume_equals_one_run(run_dir: Path, data_dir: Path, tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    out = tmp_path / "run"
+    real, calls = value_train.losses, []
+
+    def interrupt_at_call_7(*a, **kw):  # Ctrl-C during step 6 (5 steps + 1 validation at step 5 before it)
+        calls.append(1)
+        if len(calls) == 7:
+            raise KeyboardInterrupt
+        return real(*a, **kw)
+
+    monkeypatch.setattr(value_train, "losses", interrupt_at_call_7)
+    argv = TRAIN + ["--data", str(data_dir), "--out", str(out), "--steps", "10"]
+    assert value_train.main(argv) == 130
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "step 5" in err[0] and "--resume" in err[0]
+    assert torch.load(out / "checkpoint.pt", weights_only=False)["step"] == 5
+    monkeypatch.setattr(value_train, "losses", real)
+    assert value_train.main(argv + ["--resume"]) == 0
+    # deterministic: the resumed run ends with the same weights as the uninterrupted one
+    assert (out / "value_net.npz").read_bytes() == (run_dir / "value_net.npz").read_bytes()
+
+
+def _rewrite(stem: Path, arrays: dict[str, np.ndarray], header_edit: dict | None = None) -> None:
+    buf = io.BytesIO()
+    np.savez(buf, **arrays)
+    stem.with_suffix(".npz").write_bytes(buf.getvalue())
+    header = json.loads(stem.with_suffix(".json").read_text())
+    header["npz_sha256"] = hashlib.sha256(buf.getvalue()).hexdigest()
+    header.update(header_edit or {})
+    stem.with_suffix(".json").write_text(json.dumps(header))
+
+
+def test_bad_files_refused(run_dir: Path, tmp_path: Path) -> None:
+    net = ValueNet.load(run_dir / "value_net")
+    stem = tmp_path / "v"
+    npz, js = net.save(stem)
+
+    def refused(match: str, exc: type = ValueError) -> None:
+        with pytest.raises(exc, match=match) as info:
+            ValueNet.load(stem)
+        assert "v.npz" in str(info.value) or "v.json" in str(info.value)
+        assert "\n" not in str(info.value)
+        net.save(stem)  # restore for the next case
+
+    npz.write_bytes(npz.read_bytes()[:300])
+    refused("corrupt or truncated")
+    js.write_text("{not json")
+    refused("corrupt JSON")
+    npz.unlink()
+    refused("not found", FileNotFoundError)
+    arrays = net.arrays()
+    _rewrite(stem, {k: v for k, v in arrays.items() if k != "win.bias"})
+    refused("missing \\['win.bias'\\]")
+    _rewrite(stem, dict(arrays, **{"win.weight": np.zeros((4, 16), np.float32)}))
+    refused("'win.weight' is float32 \\(4, 16\\)")
+    header = json.loads(js.read_text())
+    header["observation"]["size"] = 1000
+    js.write_text(json.dumps(header))
+    refused("observation size is 1000")
+    npz.write_bytes(npz.read_bytes() + b"x")
+    refused("npz_sha256")
+    with pytest.raises(ValueError, match="batch"):
+        net.values(np.zeros(encoding.OBSERVATION_SIZE))
+
+
+def test_td_targets_hand_checked() -> None:
+    # one 2-player game, three recorded positions seen by seats 0, 1, 0 (given out of order);
+    # seat 0 wins. Rows are each position's own view (row 0 = the deciding seat).
+    step = np.array([20, 0, 10])
+    seat = np.array([0, 0, 1])
+    pred = np.zeros((3, 5))
+    pred[1, :2], pred[2, :2], pred[0, :2] = [0.5, 0.5], [0.6, 0.4], [0.7, 0.3]  # absolute: .5/.5, .4/.6, .7/.3
+    outcome = np.zeros((3, 5))
+    outcome[1, :2], outcome[2, :2], outcome[0, :2] = [1, 0], [0, 1], [1, 0]
+    args = (pred, outcome, np.zeros(3, int), step, seat, np.full(3, 2))
+    td = value_train.bootstrap_targets(*args, lam=0.5)
+    # G2 = z = (1, 0); G1 = .5 V2 + .5 G2 = (.85, .15) -> seat 1's rows (.15, .85);
+    # G0 = .5 V1 + .5 G1 = .5 (.4, .6) + .5 (.85, .15) = (.625, .375)
+    np.testing.assert_allclose(td[:, :2], [[1, 0], [0.625, 0.375], [0.15, 0.85]], atol=1e-6)
+    assert (td[:, 2:] == 0).all()
+    mc = value_train.bootstrap_targets(*args, lam=1.0)
+    one_step = value_train.bootstrap_targets(*args, lam=0.0)
+    np.testing.assert_allclose(mc, outcome, atol=1e-6)
+    np.testing.assert_allclose(one_step, value_train.bootstrap_targets(*args, n=1), atol=1e-6)
+    np.testing.assert_allclose(one_step[1, :2], [0.4, 0.6], atol=1e-6)  # V of the next position, seat 0's rows
+    lo, hi = np.minimum(mc, one_step), np.maximum(mc, one_step)
+    assert ((td >= lo - 1e-6) & (td <= hi + 1e-6)).all()  # between MC and the bootstrap values
+    np.testing.assert_allclose(value_train.bootstrap_targets(*args, n=2)[1, :2], [0.7, 0.3], atol=1e-6)
+
+
+def test_td_training_runs_from_a_previous_net(run_dir: Path, data_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "td"
+    assert value_train.main(TRAIN + ["--data", str(data_dir), "--out", str(out), "--steps", "3", "--targets", "td",
+                                     "--lam", "0.8", "--bootstrap", str(run_dir / "value_net")]) == 0
+    assert ValueNet.load(out / "value_net").metadata["targets"] == "td"
+
+
+def test_all_views(tmp_path: Path) -> None:
+    out = tmp_path / "views"
+    argv = GEN[:4] + ["--games", "1", "--agents", "heuristic", "--every", "5", "--views", "all", "--no-progress"]
+    assert value_data.main(argv + ["--out", str(out)]) == 0
+    d = value_data.load_shards(out)
+    assert len(d["step"]) % 2 == 0 and (d["step"][::2] == d["step"][1::2]).all()
+    assert (d["seat"][::2] == 0).all() and (d["seat"][1::2] == 1).all()
+    np.testing.assert_array_equal(d["win"][::2, :2], d["win"][1::2, 1::-1])  # rows rotated between views
+    np.testing.assert_allclose(d["heuristic"][::2, :2], d["heuristic"][1::2, 1::-1], atol=1e-6)
+    # TD targets treat both views of a decision as one time step, valued by their mean
+    pred = d["heuristic"].astype(np.float64)
+    td = value_train.bootstrap_targets(pred, d["win"], d["game"], d["step"], d["seat"], d["num_players"], lam=0.5)
+    np.testing.assert_allclose(td[::2, :2], td[1::2, 1::-1], atol=1e-6)
