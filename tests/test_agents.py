@@ -1,8 +1,9 @@
 """The baseline agents: random, heuristic (greedy one-turn planner) and MCTS.
 
 Every spec finishes legal games on every map and player count; seeded agents
-replay identically; the heuristic plays from the observation alone (as in the
-PettingZoo env); bad masks, states and options are refused with a ValueError;
+replay identically; the heuristic chooses as it would from the observation alone
+(as in the PettingZoo env), state or not; bad masks, states and options are
+refused with a ValueError;
 MCTS's deck re-sampling keeps exactly what every player knows; its time budget
 and its evaluation behave as documented; and the heuristic clearly beats
 random players.
@@ -122,7 +123,8 @@ def test_mcts_seed_changes_random_playouts():
 
 # ---------------------------------------------------------------- observation only
 def test_heuristic_ignores_state():
-    """The heuristic rebuilds the position from the observation: passing the state changes nothing."""
+    """Passing the state saves rebuilding the position from the observation and changes nothing
+    (tests/test_fast_baselines.py checks thousands of decisions)."""
     checked = 0
     for map_name, n in COMBOS:
         for st in random_states(map_name, n, seed=n, every=9, limit=25):
@@ -178,6 +180,8 @@ def test_heuristic_refuses_a_mask_that_does_not_match(position):
     more = mask.copy()
     more[np.flatnonzero(mask == 0)[0]] = 1
     with pytest.raises(ValueError, match="does not match the observation"):
+        HeuristicAgent().act(obs, more)
+    with pytest.raises(ValueError, match="action_mask does not match state"):  # the state path checks it too
         HeuristicAgent().act(obs, more, st)
 
 
@@ -202,6 +206,8 @@ def test_mcts_needs_the_state_and_a_matching_mask(position):
     ({"iterations": 0}, "iterations"), ({"iterations": -3}, "iterations"), ({"iterations": 2.5}, "iterations"),
     ({"iterations": True}, "iterations"), ({"ms": -1}, "ms"), ({"ms": 0}, "ms"), ({"ms": "fast"}, "ms"),
     ({"rollout": "x"}, "rollout"), ({"c_puct": 0}, "c_puct"), ({"temperature": -1}, "temperature"),
+    ({"end_stake": -1}, "end_stake"), ({"end_stake": "big"}, "end_stake"), ({"max_turns": 0}, "max_turns"),
+    ({"max_turns": 2.5}, "max_turns"),
 ])
 def test_mcts_refuses_bad_options(kwargs, fragment):
     with pytest.raises(ValueError, match=fragment):
@@ -236,6 +242,9 @@ def test_make_agent_builds_the_named_agents():
     assert isinstance(agent, MCTSAgent) and agent.iterations == 7 and agent.rollout == "random"
     assert agent.name == "mcts:iterations=7:rollout=random"
     assert make_agent("mcts:ms=50").ms == 50
+    agent = make_agent("mcts:end_stake=0:max_turns=500")
+    assert agent.end_stake == 0 and agent.max_turns == 500
+    assert make_agent("mcts").end_stake > 0 and make_agent("mcts").max_turns == 2000
 
 
 # ---------------------------------------------------------------- resample_deck

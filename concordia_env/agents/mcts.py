@@ -7,15 +7,42 @@ from the root, adds one node and evaluates it:
 
 * ``rollout="heuristic"`` (default): the :mod:`concordia_env.agents.heuristic` position value
   of every player, turned into shares of a win by a softmax with temperature
-  ``temperature`` (VP-like units); a finished game scores 1 for the winner;
+  ``temperature`` (VP-like units, :func:`evaluate`);
 * ``rollout="random"``: a uniformly random playout to the end of the game
   (compiled), 1 for the winner, 0 for the others.
 
+A finished game scores 1 for the winner after the tie-break, as the rules score
+it. A game truncated at ``max_turns`` card plays (the env's and the tournament's
+cap, 2,000 by default) is scored the same way, as if final scoring happened then:
+1 for the player with the most VP after the tie-break.
+
+Finishing a won game. Once the end is fixed (the Concordia card is taken: the
+last display card bought with the deck empty, or a 15th house built; every other
+player has one turn left) or the game is over, a lead has little time left to be
+overturned, so the leaf's win shares are stretched away from the even split by
+``1 + end_stake`` (default 2; they still sum to 1; :func:`leaf_value`). A leader
+therefore gains by ending the game, and a trailing player loses by it, as in the
+real game. Without it a leader whose win share is close to 1 everywhere sees
+every move as equally good, and follows its priors: MCTS, hundreds of VP ahead
+of the ``ppo`` policy, farmed sestertii for Vesta with the Mercator and the
+Tribunus (the cards whose gain comes at once) until the 2,000-card-play cap.
+The stretch is a step at the trigger, not a ramp over the last purchases or
+builds: a ramp rewards the leader for *anyone's* step toward the end, and in the
+tree the opponents' replies (few visits, led by their priors) take steps the
+real opponents do not, so a leader waited for them and stalled again.
+
 Selection is PUCT for the player deciding at each node (max^n: every node
 keeps the mean result of every player), with priors from a softmax of the
-heuristic's one-step values, so the search looks first where the heuristic
-would. Actions legal in one deck sample but not another (a card that
-appears only in some orders) are simply skipped where illegal.
+heuristic's values (:func:`priors`), so the search looks first where the
+heuristic would: at a card choice (playing a card, the Diplomat's copy), the
+value at the end of the turn that the heuristic would play after each card, as
+:class:`~concordia_env.agents.heuristic.HeuristicAgent` itself compares them;
+within an action, the value one step on. (One-step values at a card choice
+favour the cards that pay at once: an Architectus gains nothing the moment it
+is played, only through its moves and builds. With them a leader whose win
+share is close to 1 never built or bought again.)
+Actions legal in one deck sample but not another (a card that appears only in
+some orders) are simply skipped where illegal.
 
 The budget is ``iterations`` per decision, or ``ms`` milliseconds per decision
 when given (then results depend on the machine's speed; iterations are
@@ -31,6 +58,7 @@ import numpy as np
 
 from concordia_env import engine as E
 from concordia_env.board import deck_card_ids
+from concordia_env.env import DEFAULT_MAX_TURNS, check_max_turns
 from concordia_env.jit import kernel
 from concordia_env.state import GameState
 
@@ -38,11 +66,17 @@ from . import heuristic as H
 from .base import Agent, check_mask
 
 NGODS, NUM_ACTIONS, MAXP = E.NGODS, E.NUM_ACTIONS, E.MAXP
-O_NPLAYERS, O_PHASE, O_PM, PH_OVER = E.O_NPLAYERS, E.O_PHASE, E.O_PM, E.PH_OVER
+O_NPLAYERS, O_CURRENT, O_PHASE, O_PM, O_TURN, O_CONCORDIA = (E.O_NPLAYERS, E.O_CURRENT, E.O_PHASE, E.O_PM,
+                                                            E.O_TURN, E.O_CONCORDIA)
+PH_OVER, PH_PLAY, PH_DIPLOMAT = E.PH_OVER, E.PH_PLAY, E.PH_DIPLOMAT
+
+#: a lead counts this much more once the end of the game is fixed (see the module docstring)
+END_STAKE = 1.0
 
 
 @kernel()
 def _winner(s, T):
+    """The winner as final scoring ranks the players now: most VP, then the Praefectus Magnus."""
     n = s[O_NPLAYERS]
     vp = np.zeros(NGODS, np.int32)
     best, best_key = -1, -1
@@ -55,9 +89,30 @@ def _winner(s, T):
     return best
 
 
+@kernel()
+def is_over(s, max_turns):
+    """The game is over, or truncated: ``max_turns`` card plays made (0: no cap)."""
+    return s[O_PHASE] == PH_OVER or (max_turns > 0 and s[O_TURN] >= max_turns)
+
+
+@kernel()
+def end_is_fixed(s, max_turns):
+    """The game is over or truncated, or its end is triggered (the Concordia card is taken)."""
+    return is_over(s, max_turns) or s[O_CONCORDIA] >= 0
+
+
+@kernel()
+def _stretch(out, n, f):
+    """Stretch the win shares ``out[:n]`` away from the even split by the factor ``f`` (they
+    keep summing to 1)."""
+    for p in range(n):
+        out[p] = 1.0 / n + f * (out[p] - 1.0 / n)
+
+
 @kernel("int32[::1], int32[::1], float64, float64[::1]")
 def evaluate(s, T, temperature, out):
-    """Every player's share of a win (sums to 1) into ``out[:n]``."""
+    """Every player's share of a win (sums to 1) into ``out[:n]``: a softmax of the heuristic
+    position values, 1 for the winner of a finished game."""
     n = s[O_NPLAYERS]
     out[:] = 0.0
     if s[O_PHASE] == PH_OVER:
@@ -77,25 +132,56 @@ def evaluate(s, T, temperature, out):
         out[p] /= total
 
 
-@kernel("int32[::1], int32[::1], int8[::1], int64, float64[::1]", group="rollout")
-def random_result(s, T, mask, seed, out):
-    """Play ``s`` out at random (in place); 1 for the winner in ``out``."""
-    E.random_playout(s, T, mask, seed, np.int64(100000))  # not a literal: numba would compile it again
-    out[:] = 0.0
-    if s[O_PHASE] == PH_OVER:
+@kernel("int32[::1], int32[::1], float64, int64, float64, float64[::1]")
+def leaf_value(s, T, temperature, max_turns, end_stake, out):
+    """The search's value of a leaf for every player into ``out[:n]``: :func:`evaluate`'s win
+    shares (1 for the player ahead after the tie-break once ``max_turns`` card plays are made:
+    a truncated game scored as if it ended now), stretched by ``1 + end_stake`` once the end
+    is fixed (:func:`end_is_fixed`)."""
+    if is_over(s, max_turns):
+        out[:] = 0.0
         out[_winner(s, T)] = 1.0
-    else:  # pragma: no cover - a random game always ends well within the bound
-        out[: s[O_NPLAYERS]] = 1.0 / s[O_NPLAYERS]
+    else:
+        evaluate(s, T, temperature, out)
+    if end_is_fixed(s, max_turns):
+        _stretch(out, s[O_NPLAYERS], 1.0 + end_stake)
+
+
+@kernel("int32[::1], int32[::1], int8[::1], int64, int64, float64, float64[::1]", group="rollout")
+def random_result(s, T, mask, seed, max_turns, end_stake, out):
+    """Play ``s`` out at random (in place) until the game ends or is truncated; 1 for the winner
+    (the player ahead, if truncated) in ``out``, stretched like :func:`leaf_value` when the end
+    was fixed at ``s`` already."""
+    fixed = end_is_fixed(s, max_turns)
+    np.random.seed(seed)  # the draws of engine.random_playout, with the truncation added
+    E.legal_mask(s, T, mask)
+    idx = np.empty(NUM_ACTIONS, np.int64)
+    while not is_over(s, max_turns):
+        m = 0
+        for a in range(NUM_ACTIONS):
+            if mask[a]:
+                idx[m] = a
+                m += 1
+        E.step(s, T, mask, idx[np.random.randint(0, m)])
+    out[:] = 0.0
+    out[_winner(s, T)] = 1.0
+    if fixed:
+        _stretch(out, s[O_NPLAYERS], 1.0 + end_stake)
 
 
 @kernel("int32[::1], int32[::1], int8[::1], float64[::1]")
 def priors(s, T, mask, out):
-    """Softmax of the deciding player's one-step heuristic values over the legal actions."""
-    p = s[E.O_CURRENT]
-    tmp = np.empty_like(s)
-    tmask = np.empty_like(mask)
-    vp = np.zeros(NGODS, np.int32)
-    H.step_values(s, T, mask, p, out, tmp, tmask, vp)
+    """Softmax over the legal actions of the deciding player's heuristic values: after the
+    turn the heuristic would play, at a card choice; one step on, within an action."""
+    p = s[O_CURRENT]
+    ph = s[O_PHASE]
+    if ph == PH_PLAY or ph == PH_DIPLOMAT:
+        H.turn_values(s, T, mask, p, np.zeros(NUM_ACTIONS), out)  # no tie-break noise: priors tie
+    else:
+        tmp = np.empty_like(s)
+        tmask = np.empty_like(mask)
+        vp = np.zeros(NGODS, np.int32)
+        H.step_values(s, T, mask, p, out, tmp, tmask, vp)
     top = -np.inf
     for a in range(NUM_ACTIONS):
         if out[a] > top:
@@ -114,7 +200,8 @@ def _compiled_kernel_stamp():
 
 
 KERNEL_STAMP = E.source_stamp(__file__, H.KERNEL_STAMP)
-E.refresh_stale_kernels(_compiled_kernel_stamp, KERNEL_STAMP, _winner, evaluate, random_result, priors)
+E.refresh_stale_kernels(_compiled_kernel_stamp, KERNEL_STAMP, _winner, is_over, end_is_fixed, _stretch, evaluate,
+                        leaf_value, random_result, priors)
 
 
 class _Node:
@@ -161,12 +248,18 @@ class MCTSAgent(Agent):
         rollout: "heuristic" (position value at the new node) or "random" (random playout).
         c_puct: exploration constant.
         temperature: softmax temperature turning position values into win shares.
+        end_stake: how much more a lead counts once the end of the game is fixed (0: no more;
+            see the module docstring).
+        max_turns: the card plays after which the game is truncated (the env's and the
+            tournament's default, 2,000; None: never), scored in the search as if final scoring
+            happened then. It only tells the search how the caller scores such a game.
     """
 
     name = "mcts"
 
     def __init__(self, seed: int = 0, iterations: int | None = None, ms: float | None = None,
-                 rollout: str = "heuristic", c_puct: float = 1.5, temperature: float = 8.0) -> None:
+                 rollout: str = "heuristic", c_puct: float = 1.5, temperature: float = 8.0,
+                 end_stake: float = END_STAKE, max_turns: int | None = DEFAULT_MAX_TURNS) -> None:
         if rollout not in ("heuristic", "random"):
             raise ValueError(f"rollout must be 'heuristic' or 'random', got {rollout!r}")
         if ms is not None and not (isinstance(ms, (int, float)) and ms > 0):
@@ -177,8 +270,12 @@ class MCTSAgent(Agent):
             raise ValueError(f"iterations must be a positive int, got {iterations!r}")
         if not c_puct > 0 or not temperature > 0:
             raise ValueError("c_puct and temperature must be positive")
+        if isinstance(end_stake, bool) or not isinstance(end_stake, (int, float)) or not end_stake >= 0:
+            raise ValueError(f"end_stake must be a number >= 0, got {end_stake!r}")
         self.iterations, self.ms, self.rollout = iterations, ms, rollout
         self.c_puct, self.temperature = float(c_puct), float(temperature)
+        self.end_stake = float(end_stake)
+        self.max_turns = check_max_turns(max_turns)
         self.last_iterations = 0
         self.reset(seed)
 
@@ -193,8 +290,8 @@ class MCTSAgent(Agent):
         return self._search(state)
 
     # ------------------------------------------------------------ search
-    def _new_node(self, s: np.ndarray, T: np.ndarray, mask: np.ndarray) -> _Node:
-        if s[E.O_PHASE] == PH_OVER:
+    def _new_node(self, s: np.ndarray, T: np.ndarray, mask: np.ndarray, root: bool = False) -> _Node:
+        if not root and is_over(s, self.max_turns):  # the root is a decision even past max_turns
             return _Node(-1, None)
         prior = np.empty(NUM_ACTIONS)
         priors(s, T, mask, prior)
@@ -223,7 +320,7 @@ class MCTSAgent(Agent):
         T = state.game.tables
         blocks = deck_blocks(state)
         root_s, root_mask = state.s, state.legal_action_mask()
-        root = self._new_node(root_s, T, root_mask)
+        root = self._new_node(root_s, T, root_mask, root=True)
         result = np.zeros(MAXP)
         deadline = time.perf_counter() + self.ms / 1000 if self.ms is not None else None
         done = 0
@@ -249,9 +346,9 @@ class MCTSAgent(Agent):
                 path.append(node)
             leaf = path[-1]
             if self.rollout == "random" and leaf.player >= 0:
-                random_result(s, T, mask, int(self.rng.integers(2**31)), result)
+                random_result(s, T, mask, int(self.rng.integers(2**31)), self.max_turns, self.end_stake, result)
             else:
-                evaluate(s, T, self.temperature, result)
+                leaf_value(s, T, self.temperature, self.max_turns, self.end_stake, result)
             for n in path:
                 n.visits += 1
                 n.value += result
