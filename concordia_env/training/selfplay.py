@@ -310,7 +310,8 @@ class SingleLearnerEnv(gymnasium.Env):
                 return False
             opponent = self._opponents[p]
             assert opponent is not None  # every seat but the learner's has one after reset()
-            state.apply(opponent.act(observation(state, p), state.legal_action_mask()))
+            # passing the state lets the heuristic search it directly instead of rebuilding it
+            state.apply(opponent.act(observation(state, p), state.legal_action_mask(), state))
         return False
 
     def _outcome(self, truncated: bool) -> dict[str, Any]:
