@@ -21,7 +21,6 @@ from concordia_env.training.evaluation import (
     run_evaluation,
     schedule,
     t_quantile_975,
-    write_json_atomic,
 )
 
 LINEUP = ["heuristic", "random"]
@@ -151,26 +150,7 @@ def test_results_do_not_depend_on_workers_and_repeat_for_a_seed(base_run):
     assert other["per_game"][0]["scores"] != base_run["per_game"][0]["scores"]
 
 
-# ------------------------------------------------------------------ files
-def test_atomic_write_replaces_the_file_or_leaves_it(tmp_path, monkeypatch):
-    path = tmp_path / "results.json"
-    write_json_atomic({"old": 1}, path)
-    assert json.loads(path.read_text()) == {"old": 1}
-    with pytest.raises(TypeError):  # not serialisable, half-way through the file
-        write_json_atomic({"a": 1, "b": {1, 2}}, path)
-    assert json.loads(path.read_text()) == {"old": 1}
-
-    def boom(*args, **kwargs):
-        raise RuntimeError("serialiser failed")
-
-    monkeypatch.setattr(ev.json, "dump", boom)
-    with pytest.raises(RuntimeError, match="serialiser failed"):
-        write_json_atomic({"new": 2}, path)
-    monkeypatch.undo()
-    assert json.loads(path.read_text()) == {"old": 1}
-    assert [p.name for p in tmp_path.iterdir()] == ["results.json"]  # no temporary file left behind
-    write_json_atomic({"new": 2}, path)
-    assert json.loads(path.read_text()) == {"new": 2} and len(list(tmp_path.iterdir())) == 1
+# the atomic writer itself is tested in tests/test_files.py
 
 
 def _no_games(monkeypatch):

@@ -46,7 +46,6 @@ import hashlib
 import io
 import json
 import os
-import tempfile
 import zipfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -56,6 +55,7 @@ import numpy as np
 
 from concordia_env import encoding
 from concordia_env.engine import NUM_ACTIONS
+from concordia_env.files import write_bytes_atomic
 
 from .base import sample_softmax
 
@@ -270,8 +270,8 @@ class NumpyPolicy:
         header = self.header(dtype, hashlib.sha256(data).hexdigest())
         # npz first: a crash in between leaves a header whose hash names the old arrays, which
         # load() refuses, rather than a header that silently describes other weights
-        _atomic_write(npz_path, data)
-        _atomic_write(json_path, (json.dumps(header, indent=2) + "\n").encode())
+        write_bytes_atomic(npz_path, data)
+        write_bytes_atomic(json_path, (json.dumps(header, indent=2) + "\n").encode())
         return npz_path, json_path
 
     @classmethod
@@ -310,23 +310,6 @@ def _npz_bytes(arrays: dict[str, np.ndarray]) -> bytes:
             np.lib.format.write_array(member, np.ascontiguousarray(arrays[key]), allow_pickle=False)
             zf.writestr(info, member.getvalue(), compress_type=zipfile.ZIP_DEFLATED, compresslevel=9)
     return buf.getvalue()
-
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file in the same directory and
-    ``os.replace`` (atomic on one file system): readers see the old file or the new one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)  # mkstemp makes it 0600; these are package data files
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 # ------------------------------------------------------------ reading and validation

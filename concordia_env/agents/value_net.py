@@ -43,11 +43,11 @@ from typing import Any
 import numpy as np
 
 from concordia_env import encoding
+from concordia_env.files import write_bytes_atomic
 
 from .numpy_policy import (
     ACTIVATIONS,
     SCALING_RULE,
-    _atomic_write,
     _corrupt,
     _npz_bytes,
     _npz_layout,
@@ -170,8 +170,8 @@ class ValueNet:
         """Write ``STEM.npz`` then ``STEM.json`` atomically (``path``: the stem or either file)."""
         npz_path, json_path = policy_files(path)
         data = _npz_bytes(self.arrays())
-        _atomic_write(npz_path, data)
-        _atomic_write(json_path, (json.dumps(self.header(hashlib.sha256(data).hexdigest()), indent=2) + "\n").encode())
+        write_bytes_atomic(npz_path, data)
+        write_bytes_atomic(json_path, (json.dumps(self.header(hashlib.sha256(data).hexdigest()), indent=2) + "\n").encode())
         return npz_path, json_path
 
     @classmethod

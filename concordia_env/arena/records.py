@@ -44,6 +44,7 @@ from concordia_env.game import check_setup_args
 from concordia_env.state import GOD_COLUMNS, GameState, IllegalActionError, new_game
 
 from ..agents.base import Agent
+from ..files import write_text_atomic
 
 RECORD_FORMAT = "concordia-env/game"
 RECORD_VERSION = 1
@@ -204,8 +205,7 @@ def save_record(record: dict[str, Any], path: str | os.PathLike) -> None:
     """Write ``record`` as JSON: one top-level field per line, so files diff and read well
     while the long action list stays on one line."""
     body = ",\n".join(f"  {json.dumps(k)}: {json.dumps(v, separators=(', ', ': '))}" for k, v in record.items())
-    with open(path, "w", encoding="utf-8") as f:
-        f.write("{\n" + body + "\n}\n")
+    write_text_atomic(path, "{\n" + body + "\n}\n")
 
 
 def load_record(path: str | os.PathLike) -> dict[str, Any]:

@@ -23,7 +23,6 @@ truncated game repeats the previous ratings), so its last entry matches
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import signal
@@ -41,6 +40,7 @@ from concordia_env.env import DEFAULT_MAX_TURNS, check_max_turns
 from concordia_env.game import check_setup_args
 
 from ..agents.base import Agent, make_agent
+from ..files import write_json_atomic
 from .records import play_game, save_record
 
 #: two-sided 95% normal quantile (1.95996...), for the Wilson interval
@@ -269,9 +269,7 @@ def run_tournament(map_name: str, num_players: int, agent_specs: Sequence[str], 
 
 def write_results(result: dict[str, Any], path: str | os.PathLike) -> None:
     """Write a :func:`run_tournament` result as indented JSON."""
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(result, f, indent=2)
-        f.write("\n")
+    write_json_atomic(result, path)
 
 
 def _fmt(x: float | None, spec: str) -> str:

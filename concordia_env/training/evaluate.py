@@ -19,7 +19,6 @@ Wilson 95% interval and mean VP, next to the full tournament result.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -27,6 +26,7 @@ from typing import Any
 from ..agents.base import make_agent
 from ..arena.tournament import format_table, run_tournament
 from ..data import MAP_NAMES, load_map
+from ..files import write_json_atomic
 from .train_ppo import int_list, positive_int  # the training script's argument types
 
 
@@ -100,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         parser.error(str(exc))
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(results, indent=2) + "\n")
+    write_json_atomic(results, args.out)
     for m in results["matchups"]:
         print(format_table(m["tournament"]), end="\n\n")
     print("\n".join(summary_lines(results)))

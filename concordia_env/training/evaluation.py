@@ -37,13 +37,11 @@ runs; :func:`comparable` drops them. The results JSON is written atomically
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import shlex
 import signal
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -59,6 +57,7 @@ from ..arena.records import play_game
 from ..arena.tournament import Z95, seat_specs, wilson_interval
 from ..data import MAP_NAMES
 from ..env import DEFAULT_MAX_TURNS, check_max_turns
+from ..files import write_json_atomic
 from ..game import check_seed, check_setup_args
 from ..state import GameState
 
@@ -393,35 +392,6 @@ def comparable(result: dict[str, Any]) -> dict[str, Any]:
         return x
 
     return strip({k: v for k, v in result.items() if k != "run"})
-
-
-def write_json_atomic(obj: Any, path: str | os.PathLike, indent: int | None = 2) -> None:
-    """Write ``obj`` as JSON to ``path`` so that the file is either the old one or the complete new one:
-    written to a temporary file in the same folder (same file system, so the rename is atomic),
-    flushed and fsynced, then ``os.replace``-d over ``path``. If serialising or writing fails the
-    temporary file is removed and ``path`` is untouched."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(obj, f, indent=indent)
-            f.write("\n")
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
-    try:  # make the rename itself durable; not every system can open a folder
-        dir_fd = os.open(path.parent, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(dir_fd)
-    except OSError:
-        pass
-    finally:
-        os.close(dir_fd)
 
 
 # ---------------------------------------------------------------- output

@@ -67,10 +67,10 @@ import numpy as np
 from concordia_env import encoding
 from concordia_env.agents import make_agent
 from concordia_env.agents.mcts import evaluate
-from concordia_env.agents.numpy_policy import _atomic_write
 from concordia_env.arena.records import play_game
 from concordia_env.data import MAP_NAMES, load_map
 from concordia_env.engine import MAXP
+from concordia_env.files import write_bytes_atomic
 from concordia_env.state import GameState
 
 #: version of the shard layout; part of every shard's settings
@@ -199,7 +199,7 @@ def write_shard(cfg: DataConfig, out: Path, index: int, games: range) -> tuple[i
     data["meta"] = np.array(json.dumps(meta, sort_keys=True))
     buf = io.BytesIO()
     np.savez_compressed(buf, **data)  # type: ignore[arg-type]  # numpy's stub mistypes **arrays
-    _atomic_write(shard_path(out, index), buf.getvalue())
+    write_bytes_atomic(shard_path(out, index), buf.getvalue())
     return len(games), len(data["step"]), time.perf_counter() - t0
 
 
@@ -265,7 +265,7 @@ def generate(cfg: DataConfig, games: int, out: str | os.PathLike, workers: int =
         if old != cfg.to_json():
             raise ValueError(f"{settings}: directory holds data of other settings ({old}); use another --out")
     else:
-        _atomic_write(settings, (json.dumps(cfg.to_json(), indent=2) + "\n").encode())
+        write_bytes_atomic(settings, (json.dumps(cfg.to_json(), indent=2) + "\n").encode())
     n_shards = -(-games // cfg.shard_size)
     todo = [i for i in range(n_shards) if not _shard_ok(cfg, shard_path(out, i), shard_games(cfg, games, i))]
     skipped = n_shards - len(todo)

@@ -56,8 +56,9 @@ import torch
 from torch import nn
 
 from concordia_env import encoding
-from concordia_env.agents.numpy_policy import _atomic_write, observation_scaling
+from concordia_env.agents.numpy_policy import observation_scaling
 from concordia_env.agents.value_net import MARGIN_SCALE, ROWS, ValueNet
+from concordia_env.files import write_bytes_atomic
 from concordia_env.game import get_game
 from concordia_env.training.value_data import load_shards
 
@@ -215,7 +216,7 @@ def _save_checkpoint(path: Path, model: ValueModel, opt: torch.optim.Optimizer, 
     buf = io.BytesIO()
     torch.save({"model": model.state_dict(), "optimizer": opt.state_dict(), "step": step, "args": args,
                 "history": history, "wall_s": wall}, buf)
-    _atomic_write(path, buf.getvalue())
+    write_bytes_atomic(path, buf.getvalue())
 
 
 def split_games(games: np.ndarray, fraction: float, seed: int) -> np.ndarray:
@@ -346,7 +347,7 @@ def finish(args: argparse.Namespace, model: ValueModel, data: dict[str, Any], va
     check = obs[va[:512]] if len(va) else obs[:512]
     loaded = ValueNet.load(out / "value_net")
     metrics["numpy_vs_torch_max_abs_diff"] = float(np.abs(loaded.values(check) - torch_values(model, check)).max())
-    _atomic_write(out / "metrics.json", (json.dumps(metrics, indent=2) + "\n").encode())
+    write_bytes_atomic(out / "metrics.json", (json.dumps(metrics, indent=2) + "\n").encode())
     if args.export:
         stem = Path(args.export)
         net.save(stem)
@@ -354,7 +355,7 @@ def finish(args: argparse.Namespace, model: ValueModel, data: dict[str, Any], va
                   "data": {"positions": metrics["positions"], "games": metrics["games"],
                            "settings": data["meta"]["settings"]},
                   "wall_s": metrics["wall_s"], "val": metrics["val"], "heuristic": metrics["heuristic"]}
-        _atomic_write(stem.with_name(stem.name + "_config.json"), (json.dumps(config, indent=2) + "\n").encode())
+        write_bytes_atomic(stem.with_name(stem.name + "_config.json"), (json.dumps(config, indent=2) + "\n").encode())
     summary = {k: metrics[k] for k in ("map", "positions", "val_positions", "steps", "wall_s")}
     summary.update(val_ce=metrics["val"].get("ce"), val_acc=metrics["val"].get("accuracy"),
                    heuristic_ce=metrics["heuristic"].get("ce"), heuristic_acc=metrics["heuristic"].get("accuracy"),

@@ -1,0 +1,62 @@
+"""Files written atomically: the one way the package writes a file a user keeps.
+
+Results, records, released weights, data shards and checkpoints are written to a temporary
+file in the destination's own folder (same file system, so the rename is atomic), flushed and
+fsynced, then ``os.replace``-d over the destination. A reader, or a run interrupted mid-write
+(Ctrl-C, kill, a full disk), therefore sees either the previous file or the complete new one,
+never a truncated file under the final name; on any failure the temporary file is removed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+#: permissions of written files (``mkstemp`` alone would leave them 0600)
+FILE_MODE = 0o644
+
+
+def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically (see the module doc); creates missing parent folders."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, FILE_MODE)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    _fsync_folder(path.parent)
+
+
+def write_text_atomic(path: str | os.PathLike, text: str) -> None:
+    """Write ``text`` (UTF-8) to ``path`` atomically."""
+    write_bytes_atomic(path, text.encode("utf-8"))
+
+
+def write_json_atomic(obj: Any, path: str | os.PathLike, indent: int | None = 2) -> None:
+    """Write ``obj`` as JSON (and a final newline) to ``path`` atomically. The document is
+    serialised before anything is written, so an unserialisable object leaves ``path`` untouched."""
+    write_text_atomic(path, json.dumps(obj, indent=indent) + "\n")
+
+
+def _fsync_folder(folder: Path) -> None:
+    """Make the rename itself durable; not every system can open a folder, which is harmless."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
