@@ -283,7 +283,7 @@ class NumpyPolicy:
         truncated ``.npz``, arrays that do not match the header, a header that does not match
         this package (observation size, number of actions), non-finite weights."""
         npz_path, json_path = policy_files(path)
-        header = _read_header(json_path)
+        header = read_json_header(json_path)
         arch = _check_header(header, json_path)
         layers, scale, unbounded = _read_arrays(npz_path, arch, header["dtype"], header["npz_sha256"], json_path)
         name = header["name"] if isinstance(header.get("name"), str) else npz_path.stem
@@ -313,9 +313,11 @@ def _npz_bytes(arrays: dict[str, np.ndarray]) -> bytes:
 
 
 # ------------------------------------------------------------ reading and validation
-def _read_header(json_path: Path) -> dict[str, Any]:
+def read_json_header(json_path: Path, kind: str = "numpy policy") -> dict[str, Any]:
+    """The JSON header of a numpy weights pair (``kind`` names the file kind in messages);
+    ``FileNotFoundError`` / ``ValueError`` naming the file when it is missing or not a JSON object."""
     if not json_path.is_file():
-        raise FileNotFoundError(f"numpy policy header not found: {json_path} (it describes "
+        raise FileNotFoundError(f"{kind} header not found: {json_path} (it describes "
                                 f"{json_path.with_suffix('.npz').name}; both files are needed)")
     try:
         header = json.loads(json_path.read_text(encoding="utf-8"))

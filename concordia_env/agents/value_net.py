@@ -52,6 +52,7 @@ from .numpy_policy import (
     _npz_bytes,
     _npz_layout,
     policy_files,
+    read_json_header,
     scale_observation,
 )
 
@@ -179,7 +180,7 @@ class ValueNet:
         """Read and validate the pair at ``path`` (stem, ``.npz`` or ``.json``); one-line
         ``FileNotFoundError`` / ``ValueError`` naming the file and the problem."""
         npz_path, json_path = policy_files(path)
-        header = _read_header(json_path)
+        header = read_json_header(json_path, "value net")
         sizes, heads = _check_header(header, json_path)
         if not npz_path.is_file():
             raise FileNotFoundError(f"value net weights not found: {npz_path} (described by {json_path.name})")
@@ -215,16 +216,6 @@ class ValueNet:
         return f"<ValueNet {self.map_name} {self.activation} {self.layer_sizes} heads={sorted(self.heads)}>"
 
 
-def _read_header(json_path: Path) -> dict[str, Any]:
-    if not json_path.is_file():
-        raise FileNotFoundError(f"value net header not found: {json_path} (both .npz and .json are needed)")
-    try:
-        header = json.loads(json_path.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{json_path}: corrupt JSON header ({exc})") from None
-    if not isinstance(header, dict):
-        raise ValueError(f"{json_path}: corrupt JSON header (not an object)")
-    return header
 
 
 def _check_header(header: dict[str, Any], json_path: Path) -> tuple[list[int], list[str]]:

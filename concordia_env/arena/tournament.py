@@ -74,7 +74,7 @@ def seat_specs(agent_specs: Sequence[str], game: int) -> list[str]:
     return [agent_specs[(k + game) % n] for k in range(n)]
 
 
-def _seat_agents(specs: Sequence[str]) -> list[Agent]:
+def seat_agents(specs: Sequence[str]) -> list[Agent]:
     """Agents for one game's seats from the process-wide pool (the i-th seat a spec fills
     gets that spec's i-th instance, so no instance plays two seats of one game)."""
     used: dict[str, int] = {}
@@ -92,11 +92,11 @@ def _seat_agents(specs: Sequence[str]) -> list[Agent]:
 def _play(task: tuple[str, int, int, tuple[str, ...], bool, int]) -> dict[str, Any]:
     """Play one tournament game (runs in a worker process): task -> game record."""
     map_name, n, game_seed, specs, intermediate, max_turns = task
-    return play_game(map_name, n, game_seed, _seat_agents(specs),
+    return play_game(map_name, n, game_seed, seat_agents(specs),
                      intermediate_scoring=intermediate, max_turns=max_turns)
 
 
-def _ignore_sigint() -> None:
+def ignore_sigint() -> None:
     """Worker initializer: Ctrl-C is the parent's to handle (it cancels the queued games),
     rather than every worker dying with its own traceback."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -122,7 +122,7 @@ def check_tournament_args(map_name: str, num_players: int, agent_specs: Sequence
         raise ValueError(f"workers must be a positive int, got {workers!r}")
     # build the agents here: a bad spec fails now with its own message rather than in a
     # worker, and forked workers inherit the built agents
-    _seat_agents(agent_specs)
+    seat_agents(agent_specs)
 
 
 class _Tally:
@@ -230,7 +230,7 @@ def run_tournament(map_name: str, num_players: int, agent_specs: Sequence[str], 
     per_game: list[dict[str, Any]] = []
     rating_history: list[dict[str, list[float]]] = []
     workers = min(workers, games)
-    pool = ProcessPoolExecutor(workers, initializer=_ignore_sigint) if workers > 1 else None
+    pool = ProcessPoolExecutor(workers, initializer=ignore_sigint) if workers > 1 else None
     try:
         # map submits every game now, which forks the workers before tqdm starts its monitor
         # thread (forking a process that has threads can deadlock); results come back in game

@@ -40,7 +40,6 @@ import argparse
 import math
 import os
 import shlex
-import signal
 import sys
 import time
 from collections.abc import Sequence
@@ -52,14 +51,15 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from ..agents.base import Agent, make_agent
+from ..agents.base import Agent
 from ..arena.records import play_game
-from ..arena.tournament import Z95, seat_specs, wilson_interval
+from ..arena.tournament import Z95, ignore_sigint, seat_agents, seat_specs, wilson_interval
 from ..data import MAP_NAMES
 from ..env import DEFAULT_MAX_TURNS, check_max_turns
 from ..files import write_json_atomic
 from ..game import check_seed, check_setup_args
 from ..state import GameState
+from .train_ppo import positive_int  # the training scripts' argument type
 
 RESULT_FORMAT = "concordia-env/evaluation"
 RESULT_VERSION = 1
@@ -70,7 +70,6 @@ TIMING_KEYS = ("ms_per_decision", "act_seconds")
 
 # Agents built in this process, by spec, reused across games (every game resets them) so slow-to-build
 # agents (networks) are built once per worker; the i-th seat a spec fills in a game gets its i-th instance.
-_AGENT_POOL: dict[str, list[Agent]] = {}
 
 
 class _TimedAgent(Agent):
@@ -91,20 +90,6 @@ class _TimedAgent(Agent):
         self.seconds += time.perf_counter() - start
         self.decisions += 1
         return action
-
-
-def _seat_agents(specs: Sequence[str]) -> list[Agent]:
-    """Pooled agents for one game's seats (no instance plays two seats of one game)."""
-    used: dict[str, int] = {}
-    out = []
-    for spec in specs:
-        i = used.get(spec, 0)
-        used[spec] = i + 1
-        pool = _AGENT_POOL.setdefault(spec, [])
-        while len(pool) <= i:
-            pool.append(make_agent(spec))
-        out.append(pool[i])
-    return out
 
 
 # ---------------------------------------------------------------- arguments
@@ -134,7 +119,7 @@ def check_evaluation_args(map_name: str, num_players: int, lineup: Sequence[str]
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"{name} must be a positive int, got {value!r}")
     check_seed(seed)
-    _seat_agents(lineup)
+    seat_agents(lineup)
 
 
 def check_out_path(path: str | os.PathLike) -> Path:
@@ -161,14 +146,9 @@ def schedule(lineup: Sequence[str], deals: int, seed: int) -> list[tuple[int, in
 def _play(task: tuple[str, int, int, tuple[str, ...], bool, int]) -> dict[str, Any]:
     """Play one game (runs in a worker process): its result plus the decisions and ``act`` time per seat."""
     map_name, n, game_seed, specs, intermediate, max_turns = task
-    timed = [_TimedAgent(a) for a in _seat_agents(specs)]
+    timed = [_TimedAgent(a) for a in seat_agents(specs)]
     record = play_game(map_name, n, game_seed, timed, intermediate_scoring=intermediate, max_turns=max_turns)
     return {**record["result"], "decisions": [t.decisions for t in timed], "act_seconds": [t.seconds for t in timed]}
-
-
-def _ignore_sigint() -> None:
-    """Worker initializer: Ctrl-C is the parent's to handle (it cancels the queued games)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _game_entry(g: int, deal: int, rotation: int, game_seed: int, specs: Sequence[str],
@@ -347,7 +327,7 @@ def run_evaluation(map_name: str, lineup: Sequence[str], deals: int, seed: int =
     games = schedule(lineup, deals, seed)
     tasks = [(map_name, n, game_seed, specs, bool(intermediate_scoring), limit) for _, _, game_seed, specs in games]
     workers = min(workers, len(tasks))
-    pool = ProcessPoolExecutor(workers, initializer=_ignore_sigint) if workers > 1 else None
+    pool = ProcessPoolExecutor(workers, initializer=ignore_sigint) if workers > 1 else None
     per_game = []
     try:
         # map submits every game now, forking the workers before tqdm starts its monitor thread (forking a
@@ -439,27 +419,17 @@ def format_table(result: dict[str, Any]) -> str:
 
 
 # ---------------------------------------------------------------- command line
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} must be >= 1")
-    return value
-
-
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
     p.add_argument("--map", required=True, choices=MAP_NAMES, help="board to play on")
     p.add_argument("--players", type=int, default=None, help="player count (default: the line-up's length)")
     p.add_argument("--lineup", required=True,
                    help="agent spec per seat, comma-separated, repeats allowed: e.g. heuristic,random,random")
-    p.add_argument("--deals", type=_positive_int, required=True, help="deals; each is played once per seat rotation")
+    p.add_argument("--deals", type=positive_int, required=True, help="deals; each is played once per seat rotation")
     p.add_argument("--seed", type=int, default=0, help="deal k is set up with seed+k (default: 0)")
-    p.add_argument("--workers", type=_positive_int, default=1, help="worker processes (default: 1)")
+    p.add_argument("--workers", type=positive_int, default=1, help="worker processes (default: 1)")
     p.add_argument("--intermediate-scoring", action="store_true", help="play the intermediate-scoring variant")
-    p.add_argument("--max-turns", type=_positive_int, default=DEFAULT_MAX_TURNS,
+    p.add_argument("--max-turns", type=positive_int, default=DEFAULT_MAX_TURNS,
                    help=f"stop a game after this many card plays; it counts as played, not won "
                         f"(default: {DEFAULT_MAX_TURNS})")
     p.add_argument("--out", type=Path, default=None, help="results JSON to write (its folder must exist)")
