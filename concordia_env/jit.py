@@ -227,12 +227,13 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "heuristic": (("concordia_env.agents.heuristic",), ("engine",)),
     "mcts": (("concordia_env.agents.mcts",), ("heuristic",)),
     "rollout": (("concordia_env.engine", "concordia_env.agents.mcts"), ("mcts",)),  # random playouts
+    "afterstates": (("concordia_env.agents.afterstates",), ("encoding",)),  # learned agents' inputs
 }
 #: rough cold compile seconds per group, for the first-run message (2-core AMD EPYC,
 #: ``python -m concordia_env.tools.startup``); a slower machine takes proportionally longer
 COMPILE_SECONDS: dict[str, float] = {
     "engine": 7.0, "rollout": 2.5, "encoding": 1.0, "vector": 2.0, "validation": 7.0,
-    "heuristic": 4.0, "mcts": 1.5,
+    "heuristic": 4.0, "mcts": 1.5, "afterstates": 1.0,
 }
 
 

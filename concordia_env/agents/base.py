@@ -5,7 +5,9 @@ e.g. ``random``, ``heuristic``, ``mcts:ms=500``, ``mcts:iterations=200:rollout=r
 ``policy:path=model.zip``. Values are parsed as int, then float, else kept as text.
 
 ``ppo`` plays the policy released for the game's map (numpy weights shipped with the
-package: no torch needed). ``policy:path=FILE`` plays a saved policy: a numpy policy
+package: no torch needed). ``az`` (a network guiding a search, e.g. ``az:simulations=100``) and
+``net`` (the network alone) play the network released for the game's map, or ``az:net=STEM``
+/ ``net:net=STEM`` a network file pair (numpy, no torch, no pickle). ``policy:path=FILE`` plays a saved policy: a numpy policy
 pair's ``.npz``, or a stable-baselines3 ``.zip``, which needs torch and is loaded with
 pickle, so it runs code from the file: play only model files you trust.
 """
@@ -97,6 +99,12 @@ def _registry() -> dict[str, Callable[..., Agent]]:
     except ImportError:  # pragma: no cover
         pass
     try:
+        from .az import AZAgent, NetAgent
+        reg["az"] = AZAgent
+        reg["net"] = NetAgent
+    except ImportError:  # pragma: no cover
+        pass
+    try:
         from .policy import PolicyAgent, released_policy
         reg["policy"] = PolicyAgent
         reg["ppo"] = released_policy
@@ -105,7 +113,7 @@ def _registry() -> dict[str, Callable[..., Agent]]:
     return reg
 
 
-AGENT_NAMES = ("random", "heuristic", "mcts", "policy", "ppo")
+AGENT_NAMES = ("random", "heuristic", "mcts", "policy", "ppo", "az", "net")
 
 
 def make_agent(spec: str, seed: int = 0) -> Agent:

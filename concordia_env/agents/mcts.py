@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -238,6 +239,30 @@ def resample_deck(s: np.ndarray, blocks: list[tuple[int, int]], rng: np.random.G
             deck[lo:stop] = rng.permutation(deck[lo:stop])
 
 
+@dataclass
+class SearchResult:
+    """What a search found at the root: the move it plays, the root's visit counts per action
+    id (the policy target of expert iteration) and the root's mean value per absolute seat."""
+
+    action: int
+    visits: np.ndarray
+    value: np.ndarray
+
+
+def check_fraction(name: str, value: object) -> float:
+    """``value`` as a float in [0, 1], else ``ValueError`` naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+        raise ValueError(f"{name} must be a number in [0, 1], got {value!r}")
+    return float(value)
+
+
+def check_nonnegative(name: str, value: object) -> float:
+    """``value`` as a float >= 0, else ``ValueError`` naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
+        raise ValueError(f"{name} must be a number >= 0, got {value!r}")
+    return float(value)
+
+
 class MCTSAgent(Agent):
     """Determinized PUCT search (see the module docstring).
 
@@ -253,41 +278,59 @@ class MCTSAgent(Agent):
         max_turns: the card plays after which the game is truncated (the env's and the
             tournament's default, 2,000; None: never), scored in the search as if final scoring
             happened then. It only tells the search how the caller scores such a game.
+        root_noise: weight of Dirichlet noise mixed into the root's priors (0: none; self-play
+            exploration, as AlphaZero's 0.25).
+        root_noise_alpha: the Dirichlet concentration of that noise.
+        move_temperature: 0 plays the most visited action; ``t > 0`` samples an action with
+            probability proportional to ``visits ** (1 / t)`` (self-play exploration).
     """
 
     name = "mcts"
 
     def __init__(self, seed: int = 0, iterations: int | None = None, ms: float | None = None,
                  rollout: str = "heuristic", c_puct: float = 1.5, temperature: float = 8.0,
-                 end_stake: float = END_STAKE, max_turns: int | None = DEFAULT_MAX_TURNS) -> None:
+                 end_stake: float = END_STAKE, max_turns: int | None = DEFAULT_MAX_TURNS,
+                 root_noise: float = 0.0, root_noise_alpha: float = 0.3, move_temperature: float = 0.0) -> None:
         if rollout not in ("heuristic", "random"):
             raise ValueError(f"rollout must be 'heuristic' or 'random', got {rollout!r}")
-        if ms is not None and not (isinstance(ms, (int, float)) and ms > 0):
+        if not c_puct > 0 or not temperature > 0:
+            raise ValueError("c_puct and temperature must be positive")
+        self.rollout = rollout
+        self.temperature = float(temperature)
+        self._configure(iterations, ms, c_puct, end_stake, max_turns, root_noise, root_noise_alpha, move_temperature)
+        self.reset(seed)
+
+    def _configure(self, iterations: int | None, ms: float | None, c_puct: float, end_stake: float,
+                   max_turns: int | None, root_noise: float, root_noise_alpha: float,
+                   move_temperature: float) -> None:
+        """Check and set the options every search agent shares."""
+        if ms is not None and (isinstance(ms, bool) or not isinstance(ms, (int, float)) or not ms > 0):
             raise ValueError(f"ms must be a positive number of milliseconds, got {ms!r}")
         if iterations is None:
             iterations = 400
         if isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 1:
             raise ValueError(f"iterations must be a positive int, got {iterations!r}")
-        if not c_puct > 0 or not temperature > 0:
-            raise ValueError("c_puct and temperature must be positive")
-        if isinstance(end_stake, bool) or not isinstance(end_stake, (int, float)) or not end_stake >= 0:
-            raise ValueError(f"end_stake must be a number >= 0, got {end_stake!r}")
-        self.iterations, self.ms, self.rollout = iterations, ms, rollout
-        self.c_puct, self.temperature = float(c_puct), float(temperature)
-        self.end_stake = float(end_stake)
+        if isinstance(c_puct, bool) or not isinstance(c_puct, (int, float)) or not c_puct > 0:
+            raise ValueError(f"c_puct must be a positive number, got {c_puct!r}")
+        self.iterations, self.ms, self.c_puct = iterations, ms, float(c_puct)
+        self.end_stake = check_nonnegative("end_stake", end_stake)
         self.max_turns = check_max_turns(max_turns)
+        self.root_noise = check_fraction("root_noise", root_noise)
+        self.root_noise_alpha = check_nonnegative("root_noise_alpha", root_noise_alpha)
+        if self.root_noise > 0 and not self.root_noise_alpha > 0:
+            raise ValueError("root_noise_alpha must be positive when root_noise is used")
+        self.move_temperature = check_nonnegative("move_temperature", move_temperature)
         self.last_iterations = 0
-        self.reset(seed)
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, state: GameState | None = None) -> int:
         legal = check_mask(action_mask)
         if state is None:
-            raise ValueError("MCTSAgent searches the game itself: pass the core GameState as `state`")
+            raise ValueError(f"{type(self).__name__} searches the game itself: pass the core GameState as `state`")
         if not np.array_equal(np.flatnonzero(state.legal_action_mask()), legal):
             raise ValueError("action_mask does not match state's legal actions")
         if legal.size == 1:
             return int(legal[0])
-        return self._search(state)
+        return self.search(state).action
 
     # ------------------------------------------------------------ search
     def _new_node(self, s: np.ndarray, T: np.ndarray, mask: np.ndarray, root: bool = False) -> _Node:
@@ -296,6 +339,13 @@ class MCTSAgent(Agent):
         prior = np.empty(NUM_ACTIONS)
         priors(s, T, mask, prior)
         return _Node(int(s[E.O_CURRENT]), prior)
+
+    def _leaf_value(self, s: np.ndarray, T: np.ndarray, mask: np.ndarray, leaf: _Node, out: np.ndarray) -> None:
+        """Every player's value of the new leaf ``leaf`` at ``s`` into ``out``."""
+        if self.rollout == "random" and leaf.player >= 0:
+            random_result(s, T, mask, int(self.rng.integers(2**31)), self.max_turns, self.end_stake, out)
+        else:
+            leaf_value(s, T, self.temperature, self.max_turns, self.end_stake, out)
 
     def _select(self, node: _Node, mask: np.ndarray) -> int:
         legal = np.flatnonzero(mask)
@@ -316,20 +366,56 @@ class MCTSAgent(Agent):
                 best, best_score = a, score
         return best
 
-    def _search(self, state: GameState) -> int:
+    def _add_root_noise(self, root: _Node, mask: np.ndarray) -> None:
+        """Mix Dirichlet noise into the root's priors over its legal actions (self-play exploration)."""
+        legal = np.flatnonzero(mask)
+        if self.root_noise == 0 or legal.size < 2 or root.prior is None:
+            return
+        noise = self.rng.dirichlet(np.full(legal.size, self.root_noise_alpha))
+        root.prior = root.prior.copy()
+        root.prior[legal] = (1 - self.root_noise) * root.prior[legal] + self.root_noise * noise
+
+    def _finished(self, done: int, deadline: float | None) -> bool:
+        if deadline is not None:
+            return done > 0 and time.perf_counter() >= deadline
+        return done >= self.iterations
+
+    def search(self, state: GameState) -> SearchResult:
+        """Search ``state`` with this agent's budget: the move to play, the root's visit counts
+        and mean values. A decision with one legal action is answered without searching."""
+        root_mask = state.legal_action_mask()
+        legal = np.flatnonzero(root_mask)
+        n = state.num_players
+        if legal.size == 1:
+            visits = np.zeros(NUM_ACTIONS, np.int64)
+            visits[legal[0]] = 1
+            return SearchResult(int(legal[0]), visits, np.full(n, 1.0 / n))
+        root = self._run(state, root_mask)
+        visits = np.zeros(NUM_ACTIONS, np.int64)
+        for a, child in root.children.items():
+            visits[a] = child.visits
+        return SearchResult(self._choose(root, visits), visits, root.value[:n] / max(root.visits, 1))
+
+    def _choose(self, root: _Node, visits: np.ndarray) -> int:
+        """The move: sampled from ``visits ** (1 / move_temperature)``, or the most visited (ties
+        to the better mean for the deciding player)."""
+        if self.move_temperature > 0:
+            legal = np.flatnonzero(visits)
+            w = visits[legal].astype(np.float64) ** (1.0 / self.move_temperature)
+            return int(legal[self.rng.choice(legal.size, p=w / w.sum())])
+        p = root.player
+        return max(root.children.items(), key=lambda kv: (kv[1].visits, kv[1].value[p] / max(kv[1].visits, 1)))[0]
+
+    def _run(self, state: GameState, root_mask: np.ndarray) -> _Node:
         T = state.game.tables
         blocks = deck_blocks(state)
-        root_s, root_mask = state.s, state.legal_action_mask()
+        root_s = state.s
         root = self._new_node(root_s, T, root_mask, root=True)
+        self._add_root_noise(root, root_mask)
         result = np.zeros(MAXP)
         deadline = time.perf_counter() + self.ms / 1000 if self.ms is not None else None
         done = 0
-        while True:
-            if deadline is not None:
-                if done > 0 and time.perf_counter() >= deadline:
-                    break
-            elif done >= self.iterations:
-                break
+        while not self._finished(done, deadline):
             s = root_s.copy()
             mask = root_mask.copy()
             resample_deck(s, blocks, self.rng)
@@ -344,16 +430,10 @@ class MCTSAgent(Agent):
                     break
                 node = child
                 path.append(node)
-            leaf = path[-1]
-            if self.rollout == "random" and leaf.player >= 0:
-                random_result(s, T, mask, int(self.rng.integers(2**31)), self.max_turns, self.end_stake, result)
-            else:
-                leaf_value(s, T, self.temperature, self.max_turns, self.end_stake, result)
+            self._leaf_value(s, T, mask, path[-1], result)
             for n in path:
                 n.visits += 1
                 n.value += result
             done += 1
         self.last_iterations = done
-        # most visited; ties to the better mean for the deciding player
-        p = root.player
-        return max(root.children.items(), key=lambda kv: (kv[1].visits, kv[1].value[p] / max(kv[1].visits, 1)))[0]
+        return root

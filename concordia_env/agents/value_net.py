@@ -8,20 +8,25 @@ The network
 The raw observation (any seat's view) is scaled as for the policies
 (:func:`concordia_env.agents.numpy_policy.scale_observation`: bounded features times
 ``scale``, unbounded ones ``log1p``), then a trunk of Linear layers each followed by the
-activation, then one or two heads of :data:`ROWS` outputs, one per seat row of the
-observation (row 0 the observer, then the others in turn order):
+activation, then heads: ``win`` and ``margin`` of :data:`ROWS` outputs, one per seat row of the
+observation (row 0 the observer, then the others in turn order), and ``policy`` of one output:
 
 * ``win``: logits; :meth:`ValueNet.values` returns their softmax over the rows of seats
   present in the game (the observation's ``seat_present`` block), 0 for absent rows: each
   player's share of a win, summing to 1;
 * ``margin`` (optional): final VP minus the best other player's, divided by
-  ``margin_scale`` (50) in training; :meth:`ValueNet.margins` returns it in VP.
+  ``margin_scale`` (50) in training; :meth:`ValueNet.margins` returns it in VP;
+* ``policy`` (optional): one logit per observation, used on *afterstates*: the observation,
+  seen by the deciding player, of the position a legal action leads to
+  (:mod:`concordia_env.agents.afterstates`). The softmax of the logits over a decision's
+  legal actions is the policy (:meth:`ValueNet.policy_logits`); one shared scorer of
+  positions rather than a head over the 402 positional action ids.
 
 The files
 ---------
 ``STEM.npz`` (read with ``allow_pickle=False``): ``trunk.{i}.weight`` ``(out, in)`` and
 ``trunk.{i}.bias`` ``(out,)`` per trunk layer, ``{head}.weight`` ``(5, hidden)`` and
-``{head}.bias`` ``(5,)`` per head, ``observation.scale`` float32 and
+``{head}.bias`` ``(5,)`` per head (``(1, hidden)`` and ``(1,)`` for ``policy``), ``observation.scale`` float32 and
 ``observation.unbounded`` bool ``(OBSERVATION_SIZE,)``; weights float32.
 ``STEM.json``: ``format`` (:data:`FORMAT_NAME`), ``format_version``, ``architecture``
 (``type`` "mlp", ``layer_sizes`` from the observation size through the trunk,
@@ -53,14 +58,18 @@ from .numpy_policy import (
     _npz_layout,
     policy_files,
     read_json_header,
-    scale_observation,
 )
 
 FORMAT_NAME = "concordia-env-value-net"
 FORMAT_VERSION = 1
 #: one output per seat row of the observation (the most players a game has)
 ROWS = 5
-HEADS = ("win", "margin")
+HEADS = ("win", "margin", "policy")
+
+
+def head_rows(head: str) -> int:
+    """Outputs of a head: one per seat row, or one logit for ``policy``."""
+    return 1 if head == "policy" else ROWS
 #: VP margins are divided by this in training (the env's "vp" reward scale)
 MARGIN_SCALE = 50.0
 
@@ -73,7 +82,8 @@ class ValueNet:
     Args:
         trunk: ``(weight (out, in), bias (out,))`` per hidden layer, the first taking
             ``OBSERVATION_SIZE`` inputs; may be empty (a linear model).
-        heads: ``{"win": layer}`` plus optionally ``"margin"``, each giving :data:`ROWS` outputs.
+        heads: ``{"win": layer}`` plus optionally ``"margin"`` (each giving :data:`ROWS` outputs)
+            and ``"policy"`` (one output).
         activation: a key of ``numpy_policy.ACTIVATIONS``, after every trunk layer.
         scale, unbounded: the observation scaling (``numpy_policy.observation_scaling``).
 
@@ -86,7 +96,7 @@ class ValueNet:
         if activation not in ACTIVATIONS:
             raise ValueError(f"unsupported activation {activation!r}; supported: {sorted(ACTIVATIONS)}")
         if "win" not in heads or set(heads) - set(HEADS):
-            raise ValueError(f"heads must be 'win' and optionally 'margin', got {sorted(heads)}")
+            raise ValueError(f"heads must be 'win' and optionally 'margin' and 'policy', got {sorted(heads)}")
         f32 = np.float32
         self.trunk = [(np.ascontiguousarray(w, f32), np.ascontiguousarray(b, f32)) for w, b in trunk]
         self.heads = {k: (np.ascontiguousarray(w, f32), np.ascontiguousarray(b, f32)) for k, (w, b) in heads.items()}
@@ -96,8 +106,9 @@ class ValueNet:
                 raise ValueError(f"{name} has weight {w.shape} and bias {b.shape}; expected ({b.shape[0]}, {n_in})")
             n_in = w.shape[0]
         for name, (w, b) in self.heads.items():
-            if w.shape != (ROWS, n_in) or b.shape != (ROWS,):
-                raise ValueError(f"head {name!r} has weight {w.shape} and bias {b.shape}; expected ({ROWS}, {n_in})")
+            rows = head_rows(name)
+            if w.shape != (rows, n_in) or b.shape != (rows,):
+                raise ValueError(f"head {name!r} has weight {w.shape} and bias {b.shape}; expected ({rows}, {n_in})")
         for w, b in self.trunk + list(self.heads.values()):
             if not (np.isfinite(w).all() and np.isfinite(b).all()):
                 raise ValueError("weights have non-finite values (NaN or inf)")
@@ -106,6 +117,7 @@ class ValueNet:
         if self.scale.shape != (encoding.OBSERVATION_SIZE,) or self.unbounded.shape != self.scale.shape:
             raise ValueError(f"observation scaling has shapes {self.scale.shape} and {self.unbounded.shape}, "
                              f"expected ({encoding.OBSERVATION_SIZE},)")
+        self._unbounded_idx = np.flatnonzero(self.unbounded)
         self.activation = activation
         self.map_name = map_name
         self.margin_scale = float(margin_scale)
@@ -122,20 +134,42 @@ class ValueNet:
         if x.ndim != 2 or x.shape[1] != encoding.OBSERVATION_SIZE:
             raise ValueError(f"observations must be a (B, {encoding.OBSERVATION_SIZE}) batch, got {x.shape}")
         present = x[:, encoding.OBSERVATION_LAYOUT["seat_present"]] > 0
-        h = scale_observation(x, self.scale, self.unbounded)
+        # scale_observation's result, computed column-wise: a search calls this once per node
+        h = x * self.scale
+        h[:, self._unbounded_idx] = np.log1p(np.maximum(x[:, self._unbounded_idx], 0.0))
         act = ACTIVATIONS[self.activation]
         for w, b in self.trunk:
             h = act(h @ w.T + b)
         return h, present
 
-    def values(self, obs: np.ndarray) -> np.ndarray:
-        """``(B, 5)`` float32 win shares per seat row of a ``(B, OBSERVATION_SIZE)`` batch: softmax of
-        the win logits over the present seats, 0 for absent rows."""
-        h, present = self._features(obs)
+    def _win_shares(self, h: np.ndarray, present: np.ndarray) -> np.ndarray:
         w, b = self.heads["win"]
         z = np.where(present, h @ w.T + b, -np.inf)
         z = np.exp(z - z.max(axis=1, keepdims=True))
         return (z / z.sum(axis=1, keepdims=True)).astype(np.float32)
+
+    @property
+    def has_policy(self) -> bool:
+        """Whether the net scores afterstates (has a ``policy`` head)."""
+        return "policy" in self.heads
+
+    def values(self, obs: np.ndarray) -> np.ndarray:
+        """``(B, 5)`` float32 win shares per seat row of a ``(B, OBSERVATION_SIZE)`` batch: softmax of
+        the win logits over the present seats, 0 for absent rows."""
+        return self._win_shares(*self._features(obs))
+
+    def policy_logits(self, obs: np.ndarray) -> np.ndarray:
+        """``(B,)`` float32 policy logits of a batch of afterstate observations (``ValueError``
+        without a policy head)."""
+        return self.forward(obs)[1]
+
+    def forward(self, obs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Win shares ``(B, 5)`` and policy logits ``(B,)`` in one pass over the trunk."""
+        if "policy" not in self.heads:
+            raise ValueError("this value net has no policy head")
+        h, present = self._features(obs)
+        w, b = self.heads["policy"]
+        return self._win_shares(h, present), (h @ w.T + b)[:, 0].astype(np.float32)
 
     def margins(self, obs: np.ndarray) -> np.ndarray:
         """``(B, 5)`` predicted final VP margin (own VP minus the best other's) per seat row, 0 for absent rows."""
@@ -161,7 +195,7 @@ class ValueNet:
             "architecture": {"type": "mlp", "layer_sizes": self.layer_sizes, "activation": self.activation,
                              "heads": [h for h in HEADS if h in self.heads], "rows": ROWS,
                              "output": "win: softmax over present seat rows; margin: (VP - best other VP) / "
-                                       "margin_scale"},
+                                       "margin_scale; policy: one logit per afterstate"},
             "observation": {"size": encoding.OBSERVATION_SIZE, "scaling": SCALING_RULE,
                             "unbounded_features": int(self.unbounded.sum())},
             "margin_scale": self.margin_scale, "npz_sha256": npz_sha256, "metadata": self.metadata,
@@ -234,7 +268,8 @@ def _check_header(header: dict[str, Any], json_path: Path) -> tuple[list[int], l
     if not (isinstance(sizes, list) and sizes and all(isinstance(s, int) and s >= 1 for s in sizes)):
         raise ValueError(f"{json_path}: architecture layer_sizes must be a list of positive integers, got {sizes!r}")
     if not (isinstance(heads, list) and "win" in heads and set(heads) <= set(HEADS)):
-        raise ValueError(f"{json_path}: architecture heads must be ['win'] or ['win', 'margin'], got {heads!r}")
+        raise ValueError(f"{json_path}: architecture heads must be 'win' plus optionally 'margin' and 'policy', "
+                         f"got {heads!r}")
     if arch.get("activation") not in ACTIVATIONS or arch.get("rows") != ROWS:
         raise ValueError(f"{json_path}: unsupported activation {arch.get('activation')!r} or rows {arch.get('rows')!r}")
     size = encoding.OBSERVATION_SIZE
@@ -257,7 +292,8 @@ def _expected(sizes: list[int], heads: list[str]) -> dict[str, tuple[tuple[int, 
     for i, (n_in, n_out) in enumerate(zip(sizes, sizes[1:])):
         out[f"trunk.{i}.weight"], out[f"trunk.{i}.bias"] = ((n_out, n_in), f32), ((n_out,), f32)
     for h in heads:
-        out[f"{h}.weight"], out[f"{h}.bias"] = ((ROWS, sizes[-1]), f32), ((ROWS,), f32)
+        rows = head_rows(h)
+        out[f"{h}.weight"], out[f"{h}.bias"] = ((rows, sizes[-1]), f32), ((rows,), f32)
     out["observation.scale"] = ((sizes[0],), f32)
     out["observation.unbounded"] = ((sizes[0],), np.dtype("bool"))
     return out

@@ -1,0 +1,239 @@
+"""Learned agents: search guided by a network (``az``) and the network alone (``net``).
+
+Both play a :class:`~concordia_env.agents.value_net.ValueNet` with numpy only (no torch):
+
+* :class:`AZAgent` (spec ``az``) is :class:`~concordia_env.agents.mcts.MCTSAgent`'s
+  determinized PUCT search with the heuristic replaced by the network, as in AlphaZero and
+  expert iteration. When the search adds a node it encodes the node's position and the
+  afterstate of each of its legal actions (:mod:`concordia_env.agents.afterstates`) and runs
+  them through the network as one batch: the ``win`` head of the node's row gives every
+  player's value of the leaf (no rollout), and the ``policy`` head's logits of the
+  afterstates, softmaxed over the legal actions, give the priors. A net without a policy
+  head scores afterstates by the decider's win share instead (the log of it is the logit).
+  ``leaf_mix`` blends in the heuristic's leaf value (:func:`concordia_env.agents.mcts.evaluate`);
+  finished and truncated games are scored as the rules score them, and a lead counts
+  ``1 + end_stake`` times more once the end is fixed, exactly as in MCTS.
+* :class:`NetAgent` (spec ``net``) plays the legal action whose afterstate has the highest
+  policy logit: one batch through the network per decision, no search.
+
+Without ``net=PATH`` both play the network released with the package for the game's map,
+``concordia_env/agents/policies/az_{map}.npz`` and ``.json`` (loaded once per process, chosen
+at the first move of a game from the game's map). Trained by
+:mod:`concordia_env.training.expert_iteration`.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+from concordia_env import engine as E
+from concordia_env.encoding import encode, map_id
+from concordia_env.env import DEFAULT_MAX_TURNS
+from concordia_env.state import GameState
+
+from .afterstates import AfterstateEncoder
+from .base import Agent, check_mask
+from .heuristic import HeuristicAgent
+from .mcts import END_STAKE, MAXP, MCTSAgent, SearchResult, _Node, _stretch, _winner, check_fraction, end_is_fixed, evaluate, is_over
+from .policy import observed_map
+from .value_net import ValueNet
+
+NUM_ACTIONS = E.NUM_ACTIONS
+POLICIES = Path(__file__).resolve().parent / "policies"
+
+_NETS: dict[str, ValueNet] = {}
+
+
+def released_net_path(map_name: str) -> Path:
+    """Where the released network of ``map_name`` lives (``.npz``; its header beside it)."""
+    return POLICIES / f"az_{map_name}.npz"
+
+
+def load_net(path: str | os.PathLike) -> ValueNet:
+    """The network at ``path`` (stem, ``.npz`` or ``.json``), loaded once per process."""
+    key = str(Path(path).resolve().with_suffix(""))
+    if key not in _NETS:
+        _NETS[key] = ValueNet.load(path)
+    return _NETS[key]
+
+
+def released_net(map_name: str) -> ValueNet:
+    """The network released for ``map_name``; ``FileNotFoundError`` saying how to make one."""
+    path = released_net_path(map_name)
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"no released network for map {map_name!r} at {path}; train one with "
+            f"`python -m concordia_env.training.expert_iteration --map {map_name} ...` and copy its best.npz/.json "
+            f"there, or play a file with az:net=STEM / net:net=STEM")
+    net = load_net(path)
+    if net.map_name is not None and net.map_name != map_name:
+        raise ValueError(f"{path.with_suffix('.json')}: the network released for {map_name!r} says it was "
+                         f"trained on {net.map_name!r}")
+    return net
+
+
+class _NetUser:
+    """The network choice shared by the two agents: a given net or file, else the released one."""
+
+    def _set_net(self, net: ValueNet | str | os.PathLike | None) -> None:
+        if net is None or isinstance(net, ValueNet):
+            self._net = net
+        elif isinstance(net, (str, os.PathLike)):
+            self._net = load_net(net)
+        else:
+            raise ValueError(f"net must be a ValueNet or a file path, got {type(net).__name__}")
+        self._encoders: dict[str, AfterstateEncoder] = {}
+
+    def net_for(self, map_name: str) -> ValueNet:
+        """The network this agent plays on ``map_name``."""
+        return self._net if self._net is not None else released_net(map_name)
+
+    def encoder_for(self, map_name: str) -> AfterstateEncoder:
+        if map_name not in self._encoders:
+            self._encoders[map_name] = AfterstateEncoder(map_name)
+        return self._encoders[map_name]
+
+
+def softmax_over(logits: np.ndarray, temperature: float) -> np.ndarray:
+    """Softmax of ``logits / temperature`` (float64)."""
+    z = np.asarray(logits, np.float64) / temperature
+    z = np.exp(z - z.max())
+    return z / z.sum()
+
+
+def afterstate_logits(net: ValueNet, rows: np.ndarray, values: np.ndarray | None = None) -> np.ndarray:
+    """The policy logits of afterstate observations ``rows``: the policy head's, or the log of the
+    decider's win share (row 0 of the win head) for a net without one (``values``: its win shares
+    when already computed)."""
+    if net.has_policy:
+        return net.policy_logits(rows)
+    shares = net.values(rows) if values is None else values
+    return np.log(np.maximum(shares[:, 0].astype(np.float64), 1e-9))
+
+
+class AZAgent(_NetUser, MCTSAgent):
+    """Determinized PUCT search with a network's values and priors (see the module docstring).
+
+    Args:
+        seed: seeds the deck samples, noise and tie-breaks.
+        net: a :class:`ValueNet` or the path of one; None plays the released network of the
+            game's map.
+        simulations: search iterations per decision (default 200).
+        ms: time budget per decision in milliseconds instead (then results depend on the machine).
+        c_puct: exploration constant.
+        prior_temperature: the priors are the softmax of the afterstate logits divided by it.
+        leaf_mix: weight of the heuristic's leaf value blended with the network's (0: the network alone).
+        temperature: the heuristic's softmax temperature, used when ``leaf_mix > 0``.
+        end_stake, max_turns, root_noise, root_noise_alpha, move_temperature: as for
+            :class:`~concordia_env.agents.mcts.MCTSAgent`.
+    """
+
+    name = "az"
+
+    def __init__(self, seed: int = 0, net: ValueNet | str | os.PathLike | None = None, simulations: int = 200,
+                 ms: float | None = None, c_puct: float = 1.5, prior_temperature: float = 1.0,
+                 leaf_mix: float = 0.0, temperature: float = 8.0, end_stake: float = END_STAKE,
+                 max_turns: int | None = DEFAULT_MAX_TURNS, root_noise: float = 0.0, root_noise_alpha: float = 0.3,
+                 move_temperature: float = 0.0) -> None:
+        self._configure(simulations, ms, c_puct, end_stake, max_turns, root_noise, root_noise_alpha, move_temperature)
+        for name, value in (("prior_temperature", prior_temperature), ("temperature", temperature)):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+                raise ValueError(f"{name} must be a positive number, got {value!r}")
+        self.prior_temperature, self.temperature = float(prior_temperature), float(temperature)
+        self.leaf_mix = check_fraction("leaf_mix", leaf_mix)
+        self.rollout = "net"
+        self._set_net(net)
+        self._leaf = np.zeros(MAXP)
+        self._heuristic = np.zeros(MAXP)
+        self._map = ""
+        self.reset(seed)
+
+    @property
+    def simulations(self) -> int:
+        return self.iterations
+
+    def search(self, state: GameState) -> SearchResult:
+        self._map = state.game.name
+        self._active_net = self.net_for(self._map)
+        self._encoder = self.encoder_for(self._map)
+        self._map_index = map_id(self._map)
+        return super().search(state)
+
+    def _new_node(self, s: np.ndarray, T: np.ndarray, mask: np.ndarray, root: bool = False) -> _Node:
+        if not root and is_over(s, self.max_turns):
+            return _Node(-1, None)
+        p = int(s[E.O_CURRENT])
+        n = int(s[E.O_NPLAYERS])
+        rows = self._encoder.rows(s, T, mask, p)
+        legal_count = rows.shape[0]
+        batch = self._encoder.out[:legal_count + 1]
+        encode(s, T, self._map_index, p, batch[legal_count])  # the node's own position, last
+        net = self._active_net
+        if net.has_policy:
+            values, logits = net.forward(batch)
+            logits = logits[:legal_count]
+        else:
+            values = net.values(batch)
+            logits = afterstate_logits(net, batch[:legal_count], values[:legal_count])
+        prior = np.zeros(NUM_ACTIONS)
+        prior[np.flatnonzero(mask)] = softmax_over(logits, self.prior_temperature)
+        # row k of the observation is seat (p + k) % n
+        self._leaf[:] = 0.0
+        for k in range(n):
+            self._leaf[(p + k) % n] = values[legal_count, k]
+        return _Node(p, prior)
+
+    def _leaf_value(self, s: np.ndarray, T: np.ndarray, mask: np.ndarray, leaf: _Node, out: np.ndarray) -> None:
+        n = int(s[E.O_NPLAYERS])
+        out[:] = 0.0
+        if is_over(s, self.max_turns):
+            out[_winner(s, T)] = 1.0
+        else:
+            out[:] = self._leaf
+            if self.leaf_mix > 0:
+                evaluate(s, T, self.temperature, self._heuristic)
+                out[:n] = (1 - self.leaf_mix) * out[:n] + self.leaf_mix * self._heuristic[:n]
+        if end_is_fixed(s, self.max_turns):
+            _stretch(out, n, 1.0 + self.end_stake)
+
+
+class NetAgent(_NetUser, Agent):
+    """The network alone: the legal action whose afterstate scores highest (see the module docstring).
+
+    Args:
+        seed: seeds the sampling of ``temperature > 0`` and breaks exact ties.
+        net: a :class:`ValueNet` or the path of one; None plays the released network of the game's map.
+        temperature: 0 plays the best-scored action; ``t > 0`` samples from the softmax of logits / t.
+    """
+
+    name = "net"
+
+    def __init__(self, seed: int = 0, net: ValueNet | str | os.PathLike | None = None,
+                 temperature: float = 0.0) -> None:
+        if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not temperature >= 0:
+            raise ValueError(f"temperature must be a number >= 0, got {temperature!r}")
+        self.temperature = float(temperature)
+        self._set_net(net)
+        self.reset(seed)
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray, state: GameState | None = None) -> int:
+        legal = check_mask(action_mask)
+        if legal.size == 1:
+            return int(legal[0])
+        mask = np.asarray(action_mask, dtype=np.int8)
+        if state is None:
+            position = HeuristicAgent._position(observation, mask)
+        else:
+            position = HeuristicAgent._checked(state, observation, mask)
+        map_name = position.game.name
+        assert map_name == observed_map(observation), "the observation's map one-hot names the game's map"
+        rows = self.encoder_for(map_name).rows(position.s, position.game.tables, mask, position.current_player)
+        logits = afterstate_logits(self.net_for(map_name), rows)
+        if self.temperature > 0:
+            return int(legal[self.rng.choice(legal.size, p=softmax_over(logits, self.temperature))])
+        # tiny noise below any real difference: breaks exact ties by the seed
+        return int(legal[np.argmax(logits + self.rng.random(legal.size) * 1e-6)])
+

@@ -1,0 +1,211 @@
+"""Learned agents: afterstate encoding, the value net's policy head, ``az`` search and the ``net`` agent."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from concordia_env import encoding
+from concordia_env.agents.afterstates import legal_afterstates
+from concordia_env.agents.az import AZAgent, NetAgent, afterstate_logits, released_net_path
+from concordia_env.agents.base import make_agent
+from concordia_env.agents.heuristic import HeuristicAgent
+from concordia_env.agents.mcts import MCTSAgent
+from concordia_env.agents.numpy_policy import observation_scaling, scale_observation
+from concordia_env.agents.value_net import ValueNet
+from concordia_env.arena.records import play_game
+from concordia_env.game import get_game
+from concordia_env.state import GameState, new_game
+
+OBS = encoding.OBSERVATION_SIZE
+
+
+def random_net(seed: int = 0, hidden: int = 16, policy: bool = True, map_name: str = "italia") -> ValueNet:
+    """A small untrained net with the map's observation scaling."""
+    rng = np.random.default_rng(seed)
+    scale, unbounded = observation_scaling(encoding.observation_bounds(get_game(map_name).tables)[1])
+    trunk = [(rng.normal(0, 0.05, (hidden, OBS)), rng.normal(0, 0.05, hidden))]
+    heads = {"win": (rng.normal(0, 0.3, (5, hidden)), rng.normal(0, 0.1, 5))}
+    if policy:
+        heads["policy"] = (rng.normal(0, 0.3, (1, hidden)), rng.normal(0, 0.1, 1))
+    return ValueNet(trunk, heads, "ReLU", scale, unbounded, map_name=map_name)
+
+
+def advanced(map_name: str = "italia", players: int = 2, seed: int = 3, moves: int = 40) -> GameState:
+    """A position some heuristic moves into a game."""
+    st = new_game(map_name, players, seed=seed)
+    h = HeuristicAgent(seed)
+    for _ in range(moves):
+        st.apply(h.act(encoding.observation(st, st.current_player), st.legal_action_mask(), st))
+    return st
+
+
+# ------------------------------------------------------------ afterstates
+@pytest.mark.parametrize("map_name,players", [("italia", 2), ("imperium", 4), ("imperium", 5)])
+def test_afterstates_are_the_observations_after_each_legal_action(map_name: str, players: int) -> None:
+    st = advanced(map_name, players, moves=25)
+    before = st.s.copy()
+    ids, rows = legal_afterstates(st)
+    assert np.array_equal(ids, st.legal_actions()) and rows.shape == (len(ids), OBS)
+    for a, row in zip(ids.tolist(), rows):
+        after = st.clone()
+        after.apply(a)
+        assert np.array_equal(row, encoding.observation(after, st.current_player)), a
+    assert np.array_equal(st.s, before), "encoding afterstates leaves the state untouched"
+
+
+# ------------------------------------------------------------ policy head
+def test_policy_head_forward_and_file_round_trip(tmp_path: Path) -> None:
+    net = random_net(1)
+    x = np.stack([encoding.observation(advanced(moves=m), 0) for m in (0, 10)]).astype(np.float32)
+    h = np.maximum(scale_observation(x, net.scale, net.unbounded) @ net.trunk[0][0].T + net.trunk[0][1], 0)
+    w, b = net.heads["policy"]
+    values, logits = net.forward(x)
+    assert np.allclose(logits, (h @ w.T + b)[:, 0], atol=1e-5)
+    assert np.allclose(values, net.values(x)) and np.allclose(values.sum(axis=1), 1, atol=1e-6)
+    net.save(tmp_path / "n")
+    back = ValueNet.load(tmp_path / "n")
+    assert back.has_policy and np.array_equal(back.policy_logits(x), logits)
+    assert json.loads((tmp_path / "n.json").read_text())["architecture"]["heads"] == ["win", "policy"]
+    assert not random_net(policy=False).has_policy
+    with pytest.raises(ValueError, match="no policy head"):
+        random_net(policy=False).policy_logits(x)
+
+
+def test_policy_head_of_the_wrong_shape_is_refused(tmp_path: Path) -> None:
+    net = random_net()
+    w, b = net.heads["policy"]
+    with pytest.raises(ValueError, match=r"head 'policy' has weight \(5, 16\)"):
+        ValueNet(net.trunk, {"win": net.heads["win"], "policy": (np.zeros((5, 16)), np.zeros(5))}, "ReLU",
+                 net.scale, net.unbounded)
+    net.save(tmp_path / "n")
+    header = json.loads((tmp_path / "n.json").read_text())
+    header["architecture"]["heads"] = ["win", "value"]
+    (tmp_path / "n.json").write_text(json.dumps(header))
+    with pytest.raises(ValueError, match=r"n\.json: architecture heads must be"):
+        ValueNet.load(tmp_path / "n")
+
+
+# ------------------------------------------------------------ az
+def test_az_search_spends_its_budget_and_is_reproducible() -> None:
+    st = advanced(moves=30)
+    net = random_net(2)
+    results = [AZAgent(seed=5, net=net, simulations=40).search(st) for _ in range(2)]
+    r = results[0]
+    assert r.visits.sum() == 40 and st.legal_action_mask()[r.action]
+    assert set(np.flatnonzero(r.visits)) <= set(st.legal_actions())
+    assert r.value.shape == (2,) and abs(r.value.sum() - 1) < 1e-6
+    assert r.action == results[1].action and np.array_equal(r.visits, results[1].visits)
+    assert r.visits[r.action] == r.visits.max()
+
+
+def test_az_priors_are_the_softmax_of_afterstate_logits() -> None:
+    st = advanced(moves=12)
+    net = random_net(3)
+    agent = AZAgent(seed=0, net=net, simulations=1, prior_temperature=2.0)
+    agent.search(st)  # sets up the map's encoder
+    node = agent._new_node(st.s, st.game.tables, st.legal_action_mask().astype(np.int8), root=True)
+    ids, rows = legal_afterstates(st)
+    z = net.policy_logits(rows) / 2.0
+    want = np.exp(z - z.max()) / np.exp(z - z.max()).sum()
+    assert node.prior is not None and np.allclose(node.prior[ids], want, atol=1e-6)
+    assert node.prior.sum() == pytest.approx(1.0)
+    # the leaf value is the win head of the node's own observation, rotated to absolute seats
+    shares = net.values(encoding.observation(st, st.current_player)[None])[0]
+    p = st.current_player
+    assert agent._leaf[p] == pytest.approx(shares[0]) and agent._leaf[1 - p] == pytest.approx(shares[1])
+
+
+def test_a_net_without_policy_head_scores_afterstates_by_win_share() -> None:
+    st = advanced(moves=5)
+    net = random_net(4, policy=False)
+    _, rows = legal_afterstates(st)
+    assert np.allclose(afterstate_logits(net, rows), np.log(net.values(rows)[:, 0]), atol=1e-6)
+    assert st.legal_action_mask()[AZAgent(net=net, simulations=8).search(st).action]
+
+
+def test_az_scores_a_finished_game_by_the_rules() -> None:
+    st = new_game("italia", 2, seed=0)
+    play_game("italia", 2, 0, [make_agent("heuristic", seed=0), make_agent("heuristic", seed=1)])
+    agents = [HeuristicAgent(0), HeuristicAgent(1)]
+    while not st.is_terminal():
+        st.apply(agents[st.current_player].act(encoding.observation(st, st.current_player),
+                                                st.legal_action_mask(), st))
+    agent = AZAgent(net=random_net(), simulations=4, end_stake=0.0)
+    agent.search(new_game("italia", 2, seed=0))
+    out = np.zeros(5)
+    agent._leaf_value(st.s, st.game.tables, st.legal_action_mask().astype(np.int8), None, out)  # type: ignore[arg-type]
+    assert out[st.winner()] == 1.0 and out.sum() == 1.0
+
+
+def test_az_and_net_play_whole_games_through_specs(tmp_path: Path) -> None:
+    random_net(6, map_name="imperium").save(tmp_path / "imp")
+    specs = [f"az:net={tmp_path / 'imp'}:simulations=6", f"net:net={tmp_path / 'imp'}", "heuristic"]
+    record = play_game("imperium", 3, 11, [make_agent(s, seed=i) for i, s in enumerate(specs)])
+    assert not record["result"]["truncated"] and len(record["result"]["scores"]) == 3
+
+
+def test_net_agent_plays_the_best_scored_afterstate_with_or_without_state() -> None:
+    st = advanced(moves=20)
+    net = random_net(7)
+    ids, rows = legal_afterstates(st)
+    best = int(ids[np.argmax(net.policy_logits(rows))])
+    obs, mask = encoding.observation(st, st.current_player), st.legal_action_mask()
+    assert NetAgent(net=net).act(obs, mask, st) == best
+    assert NetAgent(net=net).act(obs, mask) == best  # rebuilt from the observation
+    sampled = {NetAgent(seed=s, net=net, temperature=5.0).act(obs, mask, st) for s in range(30)}
+    assert len(sampled) > 1 and sampled <= set(ids.tolist())
+
+
+def test_bad_options_are_refused() -> None:
+    for kwargs, word in [({"simulations": 0}, "iterations"), ({"leaf_mix": 2}, "leaf_mix"),
+                         ({"prior_temperature": 0}, "prior_temperature"), ({"root_noise": -1}, "root_noise"),
+                         ({"net": 3}, "net must be")]:
+        with pytest.raises(ValueError, match=word):
+            AZAgent(**kwargs)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="temperature"):
+        NetAgent(temperature=-1)
+    with pytest.raises(FileNotFoundError, match="value net header not found|not found"):
+        make_agent("az:net=/nonexistent/net")
+
+
+def test_a_missing_released_net_says_how_to_make_one(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from concordia_env.agents import az
+    monkeypatch.setattr(az, "POLICIES", tmp_path)
+    st = new_game("italia", 2, seed=0)
+    with pytest.raises(FileNotFoundError, match="expert_iteration"):
+        AZAgent(simulations=2).search(st)
+    assert released_net_path("italia").name == "az_italia.npz"
+
+
+# ------------------------------------------------------------ exploration options shared with MCTS
+def test_root_noise_and_move_temperature_explore_reproducibly() -> None:
+    st = advanced(moves=30)
+    plain = MCTSAgent(seed=1, iterations=60).search(st)
+    noisy = [MCTSAgent(seed=s, iterations=60, root_noise=0.5, move_temperature=1.0).search(st) for s in range(8)]
+    assert all(r.visits.sum() == 60 for r in noisy)
+    assert len({r.action for r in noisy}) > 1, "sampling from visits explores"
+    assert all(r.visits[r.action] > 0 for r in noisy)
+    again = MCTSAgent(seed=3, iterations=60, root_noise=0.5, move_temperature=1.0).search(st)
+    assert again.action == noisy[3].action and np.array_equal(again.visits, noisy[3].visits)
+    assert plain.visits[plain.action] == plain.visits.max()
+
+
+def test_playing_az_and_net_never_imports_torch(tmp_path: Path) -> None:
+    random_net(8).save(tmp_path / "n")
+    code = (
+        "import sys; sys.modules['torch'] = None\n"
+        "from concordia_env.agents.base import make_agent\n"
+        "from concordia_env.arena.records import play_game\n"
+        f"r = play_game('italia', 3, 1, [make_agent('az:net={tmp_path / 'n'}:simulations=4'), "
+        f"make_agent('net:net={tmp_path / 'n'}'), make_agent('heuristic')])\n"
+        "print(r['result']['winner'], 'torch' in sys.modules and sys.modules['torch'] is not None)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    winner, torch_loaded = out.stdout.split()
+    assert winner in {"0", "1", "2"} and torch_loaded == "False"
