@@ -109,7 +109,10 @@ def test_az_priors_are_the_softmax_of_afterstate_logits() -> None:
     net = random_net(3)
     agent = AZAgent(seed=0, net=net, simulations=1, prior_temperature=2.0)
     agent.search(st)  # sets up the map's encoder
-    node = agent._new_node(st.s, st.game.tables, st.legal_action_mask().astype(np.int8), root=True)
+    mask = st.legal_action_mask().astype(np.int8)
+    node = agent._new_node(st.s, st.game.tables, mask, root=True)
+    assert node.prior is None, "priors wait for the node's first search"
+    agent._ensure_prior(node, st.s, st.game.tables, mask)
     ids, rows = legal_afterstates(st)
     z = net.policy_logits(rows) / 2.0
     want = np.exp(z - z.max()) / np.exp(z - z.max()).sum()

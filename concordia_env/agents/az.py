@@ -37,7 +37,19 @@ from concordia_env.state import GameState
 from .afterstates import AfterstateEncoder
 from .base import Agent, check_mask
 from .heuristic import HeuristicAgent
-from .mcts import END_STAKE, MAXP, MCTSAgent, SearchResult, _Node, _stretch, _winner, check_fraction, end_is_fixed, evaluate, is_over
+from .mcts import (
+    END_STAKE,
+    MAXP,
+    MCTSAgent,
+    SearchResult,
+    _Node,
+    _stretch,
+    _winner,
+    check_fraction,
+    end_is_fixed,
+    evaluate,
+    is_over,
+)
 from .policy import observed_map
 from .value_net import ValueNet
 
@@ -163,28 +175,30 @@ class AZAgent(_NetUser, MCTSAgent):
         return super().search(state)
 
     def _new_node(self, s: np.ndarray, T: np.ndarray, mask: np.ndarray, root: bool = False) -> _Node:
+        """A node valued by the win head of its own observation; priors wait for its first search
+        (:meth:`_ensure_prior`): most leaves of a search are never searched from, and their
+        afterstates would be most of the cost."""
         if not root and is_over(s, self.max_turns):
             return _Node(-1, None)
         p = int(s[E.O_CURRENT])
         n = int(s[E.O_NPLAYERS])
-        rows = self._encoder.rows(s, T, mask, p)
-        legal_count = rows.shape[0]
-        batch = self._encoder.out[:legal_count + 1]
-        encode(s, T, self._map_index, p, batch[legal_count])  # the node's own position, last
-        net = self._active_net
-        if net.has_policy:
-            values, logits = net.forward(batch)
-            logits = logits[:legal_count]
-        else:
-            values = net.values(batch)
-            logits = afterstate_logits(net, batch[:legal_count], values[:legal_count])
-        prior = np.zeros(NUM_ACTIONS)
-        prior[np.flatnonzero(mask)] = softmax_over(logits, self.prior_temperature)
+        row = self._encoder.out[:1]
+        encode(s, T, self._map_index, p, row[0])
+        values = self._active_net.values(row)
         # row k of the observation is seat (p + k) % n
         self._leaf[:] = 0.0
         for k in range(n):
-            self._leaf[(p + k) % n] = values[legal_count, k]
-        return _Node(p, prior)
+            self._leaf[(p + k) % n] = values[0, k]
+        return _Node(p, None)
+
+    def _ensure_prior(self, node: _Node, s: np.ndarray, T: np.ndarray, mask: np.ndarray) -> None:
+        """Priors of ``node``: the softmax of its afterstates' logits, computed at its first search."""
+        if node.prior is not None:
+            return
+        rows = self._encoder.rows(s, T, mask, node.player)
+        prior = np.zeros(NUM_ACTIONS)
+        prior[np.flatnonzero(mask)] = softmax_over(afterstate_logits(self._active_net, rows), self.prior_temperature)
+        node.prior = prior
 
     def _leaf_value(self, s: np.ndarray, T: np.ndarray, mask: np.ndarray, leaf: _Node, out: np.ndarray) -> None:
         n = int(s[E.O_NPLAYERS])

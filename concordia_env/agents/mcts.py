@@ -340,6 +340,10 @@ class MCTSAgent(Agent):
         priors(s, T, mask, prior)
         return _Node(int(s[E.O_CURRENT]), prior)
 
+    def _ensure_prior(self, node: _Node, s: np.ndarray, T: np.ndarray, mask: np.ndarray) -> None:
+        """Give ``node`` (at ``s``, legal ``mask``) its priors if it has none yet (MCTS sets them
+        when it adds a node; a subclass may put off that work until a node is searched from)."""
+
     def _leaf_value(self, s: np.ndarray, T: np.ndarray, mask: np.ndarray, leaf: _Node, out: np.ndarray) -> None:
         """Every player's value of the new leaf ``leaf`` at ``s`` into ``out``."""
         if self.rollout == "random" and leaf.player >= 0:
@@ -350,7 +354,7 @@ class MCTSAgent(Agent):
     def _select(self, node: _Node, mask: np.ndarray) -> int:
         legal = np.flatnonzero(mask)
         p = node.player
-        assert node.prior is not None, "a node of a finished game is never selected from"
+        assert node.prior is not None, "a node is given priors before it is selected from"
         sqrt_n = math.sqrt(node.visits + 1)
         # unvisited actions start from the node's own mean for its player (first-play urgency)
         fpu = node.value[p] / node.visits if node.visits else 0.5
@@ -411,6 +415,7 @@ class MCTSAgent(Agent):
         blocks = deck_blocks(state)
         root_s = state.s
         root = self._new_node(root_s, T, root_mask, root=True)
+        self._ensure_prior(root, root_s, T, root_mask)
         self._add_root_noise(root, root_mask)
         result = np.zeros(MAXP)
         deadline = time.perf_counter() + self.ms / 1000 if self.ms is not None else None
@@ -421,6 +426,7 @@ class MCTSAgent(Agent):
             resample_deck(s, blocks, self.rng)
             node, path = root, [root]
             while node.player >= 0:
+                self._ensure_prior(node, s, T, mask)
                 a = self._select(node, mask)
                 E.step(s, T, mask, a)
                 child = node.children.get(a)

@@ -853,7 +853,7 @@ def _targets_table(targets: Sequence[dict[str, Any]]) -> list[str]:
         want = f"{t['agent']} wins ≥ {_pct(t['min_win_rate'])}% against {t['opponent']}"
         if t["max_ms_ratio"] is not None:
             want += f", ≤ {t['max_ms_ratio']:g}× its time per decision"
-        text = f"{t['text']} ({want})" if t["text"] else want
+        text = t["text"] or want
         if t["games"] == 0:
             result = f"0 of {t['planned']} games"
         else:
@@ -983,7 +983,7 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
           f"{args.out / 'summary.json'}, {args.out / 'table.md'}" + (f" and the table in {docs}" if docs else ""))
     for t in summary["targets"]:
         print(f"target {t['line']} ({t['agent']} >= {100 * t['min_win_rate']:.0f}%): {t['status']}, "
-              f"{100 * t['win_rate']:.1f}% of {t['games']} games")
+              f"{100 * t['win_rate']:.1f}% of {t['games']} of {t['planned']} games")
     return 0
 
 
