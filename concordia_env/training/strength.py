@@ -78,6 +78,7 @@ import os
 import re
 import shlex
 import sys
+import time
 import warnings
 from collections.abc import Iterable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -535,7 +536,8 @@ def merged_line_result(line: Line, chunks: LineChunks) -> dict[str, Any]:
 def chunk_result(line: Line, first: int, last: int, played: Sequence[dict[str, Any]],
                  command: str | None, machine: str) -> dict[str, Any]:
     """The chunk file's content: the evaluation result of deals ``first..last`` from the games'
-    raw results (``played``, in game order), as ``run_evaluation`` with ``seed = line seed + first`` gives it."""
+    raw results (``played``, in game order), as ``run_evaluation`` with ``seed = line seed + first`` gives it.
+    ``run.seconds`` adds up the games' wall times (they may have run in parallel, among other lines' games)."""
     n, deals, seed, lineup = line.players, last - first + 1, line.seed + first, list(line.lineup)
     per_game = [_game_entry(g, g // n, g % n, seed + g // n, seat_specs(lineup, g % n), p) for g, p in enumerate(played)]
     return {
@@ -548,13 +550,20 @@ def chunk_result(line: Line, first: int, last: int, played: Sequence[dict[str, A
         "run": {"command": command,
                 "arguments": {"map": line.map, "players": n, "lineup": lineup, "deals": deals, "seed": seed,
                               "intermediate_scoring": line.intermediate_scoring, "max_turns": line.max_turns},
-                "seconds": sum(s for g in per_game for s in g["act_seconds"]),
+                "seconds": sum(float(p.get("wall_seconds", 0.0)) for p in played),
                 "versions": library_versions(), "machine": machine},
         "chunk": {"line": line.id, "first_deal": first, "last_deal": last, "setting_seed": line.seed},
     }
 
 
 # ---------------------------------------------------------------- playing
+def _play_timed(task: tuple[str, int, int, tuple[str, ...], bool, int]) -> dict[str, Any]:
+    """One game in a worker: evaluation's raw result plus its wall time (``wall_seconds``)."""
+    start = time.perf_counter()
+    played = _play(task)
+    return {**played, "wall_seconds": time.perf_counter() - start}
+
+
 @dataclass
 class _Job:
     line: Line
@@ -618,17 +627,18 @@ def run_lines(config: StrengthConfig, out: str | os.PathLike, *, lines: str | No
             result = chunk_result(job.line, job.first, job.last, job.played, command, machine)  # type: ignore[arg-type]
             write_json_atomic(result, line_folder(out, job.line) / chunk_name(job.first, job.last))
             report["chunks_written"] += 1
+            bar.set_postfix(chunks=f"{report['chunks_written']}/{len(jobs)}", refresh=False)
 
     workers = min(workers, len(tasks))
     if workers == 1:
         with tqdm(total=len(tasks), disable=not progress, unit="game", desc="strength") as bar:
             for j, g, task in tasks:
-                finish(j, g, _play(task), bar)
+                finish(j, g, _play_timed(task), bar)
         return report
     pool = ProcessPoolExecutor(workers, initializer=ignore_sigint)
     try:
         # every game is submitted now, which forks the workers before tqdm starts its monitor thread
-        pending: dict[Future, tuple[int, int]] = {pool.submit(_play, task): (j, g) for j, g, task in tasks}
+        pending: dict[Future, tuple[int, int]] = {pool.submit(_play_timed, task): (j, g) for j, g, task in tasks}
         with tqdm(total=len(tasks), disable=not progress, unit="game", desc="strength") as bar:
             while pending:
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)
@@ -820,10 +830,10 @@ def _setting_section(s: dict[str, Any]) -> list[str]:
     n = s["players"]
     pair = "A, B" if n == 2 else "A, A, B, B"
     field = (f" The last column: the row agent in one seat and {s['field']} in the other {n - 1} "
-             f"(fair share {_pct(1 / n)}%).") if s["field"] else ""
+             f"(fair share {100 / n:g}%).") if s["field"] else ""
     out = [f"### {_title(s)}", "",
-           f"{s['games']} of {s['planned']} games played. Deals {s['seed']}–{s['seed'] + s['deals'] - 1} "
-           f"(setup seeds), each played once per seat rotation ({s['deals']} × {n} = {s['deals'] * n} games a line). "
+           f"{s['games']} of {s['planned']} games played. The deals are set up with seeds {s['seed']}–"
+           f"{s['seed'] + s['deals'] - 1}, each played once per seat rotation ({s['deals']} × {n} = {s['deals'] * n} games a line). "
            f"A cell is the share of the games the row agent won against the column agent (line-up {pair}: "
            f"fair share 50%), with its 95% Wilson interval.{field}", ""]
     out += _matrix(s) + [""] + _line_rows(s) + [""]
@@ -881,8 +891,11 @@ def render(summary: dict[str, Any]) -> str:
         out += ["Partial lines: " + ", ".join(partial) + ".", ""]
     for s in settings:
         out += _setting_section(s)
-    out += ["### Time per decision", "", "Mean milliseconds of `act` per decision over every game of the setting "
-            "(the machines the chunks ran on are named in their files).", ""] + _ms_table(settings) + [""]
+    machines = sorted({m for line in lines_all for m in line["machines"]})
+    where = f" Played on: {'; '.join(machines)}." if machines else ""
+    out += ["### Time per decision", "", "Mean milliseconds of `act` per decision over every game of the setting, "
+            f"as measured while the games ran in parallel (each chunk file names its machine).{where}", ""]
+    out += _ms_table(settings) + [""]
     out += ["### OpenSkill ratings", "", "Plackett–Luce, from every finished game of the setting, lines in the "
             "order above, games in game order (ordinal = mu − 3 sigma).", ""]
     for s in settings:
