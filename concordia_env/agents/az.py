@@ -49,6 +49,7 @@ from .mcts import (
     end_is_fixed,
     evaluate,
     is_over,
+    resample_deck,
 )
 from .policy import observed_map
 from .value_net import ValueNet
@@ -190,6 +191,14 @@ class AZAgent(_NetUser, MCTSAgent):
         for k in range(n):
             self._leaf[(p + k) % n] = values[0, k]
         return _Node(p, None)
+
+    def _root_prior_state(self, root_s: np.ndarray, blocks: list[tuple[int, int]]) -> np.ndarray:
+        """A copy of the root with the undrawn cards reshuffled, as every simulation samples them:
+        the afterstate of a purchase would otherwise show the net the true next display card,
+        which no player knows (training encodes afterstates the same way)."""
+        s = root_s.copy()
+        resample_deck(s, blocks, self.rng)
+        return s
 
     def _ensure_prior(self, node: _Node, s: np.ndarray, T: np.ndarray, mask: np.ndarray) -> None:
         """Priors of ``node``: the softmax of its afterstates' logits, computed at its first search."""

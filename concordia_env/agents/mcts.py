@@ -340,6 +340,11 @@ class MCTSAgent(Agent):
         priors(s, T, mask, prior)
         return _Node(int(s[E.O_CURRENT]), prior)
 
+    def _root_prior_state(self, root_s: np.ndarray, blocks: list[tuple[int, int]]) -> np.ndarray:
+        """The state the root's priors are computed on: the true one (the heuristic's priors, like
+        the heuristic agent, look one step ahead on it)."""
+        return root_s
+
     def _ensure_prior(self, node: _Node, s: np.ndarray, T: np.ndarray, mask: np.ndarray) -> None:
         """Give ``node`` (at ``s``, legal ``mask``) its priors if it has none yet (MCTS sets them
         when it adds a node; a subclass may put off that work until a node is searched from)."""
@@ -415,7 +420,7 @@ class MCTSAgent(Agent):
         blocks = deck_blocks(state)
         root_s = state.s
         root = self._new_node(root_s, T, root_mask, root=True)
-        self._ensure_prior(root, root_s, T, root_mask)
+        self._ensure_prior(root, self._root_prior_state(root_s, blocks), T, root_mask)
         self._add_root_noise(root, root_mask)
         result = np.zeros(MAXP)
         deadline = time.perf_counter() + self.ms / 1000 if self.ms is not None else None

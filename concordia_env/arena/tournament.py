@@ -41,6 +41,7 @@ from concordia_env.game import check_setup_args
 
 from ..agents.base import Agent, make_agent
 from ..files import write_json_atomic
+from ..threads import blas_threads
 from .records import play_game, save_record
 
 #: two-sided 95% normal quantile (1.95996...), for the Wilson interval
@@ -100,6 +101,13 @@ def ignore_sigint() -> None:
     """Worker initializer: Ctrl-C is the parent's to handle (it cancels the queued games),
     rather than every worker dying with its own traceback."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def game_worker_init() -> None:
+    """Initializer of every pool of game workers: Ctrl-C is the parent's (:func:`ignore_sigint`),
+    and one BLAS thread per process (:mod:`concordia_env.threads`)."""
+    ignore_sigint()
+    blas_threads(1)
 
 
 def check_tournament_args(map_name: str, num_players: int, agent_specs: Sequence[str], games: int,
@@ -230,7 +238,7 @@ def run_tournament(map_name: str, num_players: int, agent_specs: Sequence[str], 
     per_game: list[dict[str, Any]] = []
     rating_history: list[dict[str, list[float]]] = []
     workers = min(workers, games)
-    pool = ProcessPoolExecutor(workers, initializer=ignore_sigint) if workers > 1 else None
+    pool = ProcessPoolExecutor(workers, initializer=game_worker_init) if workers > 1 else None
     try:
         # map submits every game now, which forks the workers before tqdm starts its monitor
         # thread (forking a process that has threads can deadlock); results come back in game

@@ -53,7 +53,7 @@ from tqdm import tqdm
 
 from ..agents.base import Agent
 from ..arena.records import play_game
-from ..arena.tournament import Z95, ignore_sigint, seat_agents, seat_specs, wilson_interval
+from ..arena.tournament import Z95, game_worker_init, seat_agents, seat_specs, wilson_interval
 from ..data import MAP_NAMES
 from ..env import DEFAULT_MAX_TURNS, check_max_turns
 from ..files import write_json_atomic
@@ -327,7 +327,7 @@ def run_evaluation(map_name: str, lineup: Sequence[str], deals: int, seed: int =
     games = schedule(lineup, deals, seed)
     tasks = [(map_name, n, game_seed, specs, bool(intermediate_scoring), limit) for _, _, game_seed, specs in games]
     workers = min(workers, len(tasks))
-    pool = ProcessPoolExecutor(workers, initializer=ignore_sigint) if workers > 1 else None
+    pool = ProcessPoolExecutor(workers, initializer=game_worker_init) if workers > 1 else None
     per_game = []
     try:
         # map submits every game now, forking the workers before tqdm starts its monitor thread (forking a

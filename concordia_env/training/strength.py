@@ -90,7 +90,7 @@ from openskill.models import PlackettLuce
 from tqdm import tqdm
 
 from ..agents.base import parse_spec
-from ..arena.tournament import ignore_sigint, seat_specs, wilson_interval
+from ..arena.tournament import game_worker_init, seat_specs, wilson_interval
 from ..data import MAP_NAMES
 from ..env import DEFAULT_MAX_TURNS, check_max_turns
 from ..files import write_json_atomic, write_text_atomic
@@ -635,7 +635,7 @@ def run_lines(config: StrengthConfig, out: str | os.PathLike, *, lines: str | No
             for j, g, task in tasks:
                 finish(j, g, _play_timed(task), bar)
         return report
-    pool = ProcessPoolExecutor(workers, initializer=ignore_sigint)
+    pool = ProcessPoolExecutor(workers, initializer=game_worker_init)
     try:
         # every game is submitted now, which forks the workers before tqdm starts its monitor thread
         pending: dict[Future, tuple[int, int]] = {pool.submit(_play_timed, task): (j, g) for j, g, task in tasks}

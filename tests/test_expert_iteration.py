@@ -1,0 +1,260 @@
+"""Expert iteration end to end, tiny: two generations of Italia 2-player self-play (8 simulations,
+2 games, a 16-unit net, 1 worker), the files of a run, resuming after deleted and corrupt files and
+after Ctrl-C (same results), self-play independent of the worker count, bad input in one line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from concordia_env import encoding
+from concordia_env.agents.numpy_policy import observation_scaling
+from concordia_env.agents.value_net import ValueNet
+from concordia_env.game import get_game
+
+torch = pytest.importorskip("torch")
+from concordia_env.training import expert_iteration as X  # noqa: E402 - needs torch
+
+TINY = ["--map", "italia", "--players", "2", "--games", "2", "--simulations", "8", "--workers", "1", "--seed", "0",
+        "--hidden", "16", "--batch", "64", "--gate-deals", "1", "--eval-deals", "1", "--gate-simulations", "8",
+        "--max-turns", "200", "--leaf-mix", "0.5", "--shard-size", "2", "--checkpoint-every", "5", "--no-progress"]
+
+
+def _args(out: Path, *extra: str) -> argparse.Namespace:
+    args = X.build_parser().parse_args(TINY + ["--out", str(out), *extra])
+    X.check_args(args)
+    return args
+
+
+def _log(out: Path) -> list[dict]:
+    return [json.loads(line) for line in (out / "log.jsonl").read_text().splitlines()]
+
+
+def _check_run_files(out: Path, resumed: bool = False) -> None:
+    run = json.loads((out / "run.json").read_text())
+    assert run["format"] == X.RUN_FORMAT and run["arguments"]["simulations"] == 8
+    for g in (0, 1):
+        d = out / f"gen_{g:03d}"
+        for name in ("selfplay/shard_00000.npz", "net.npz", "net.json", "train.json", "gate.json", "checkpoint.pt",
+                     "eval_heuristic_az.json", "eval_heuristic_net.json"):
+            assert (d / name).is_file(), d / name
+        net = ValueNet.load(d / "net")
+        assert net.has_policy and net.layer_sizes == [encoding.OBSERVATION_SIZE, 16] and net.map_name == "italia"
+        train = json.loads((d / "train.json").read_text())
+        assert train["positions"] > 100 and train["steps"] >= 1
+        assert max(train["numpy_vs_torch_max_abs_diff"].values()) < 1e-4
+        assert train["train"]["policy_ce"] > 0 and 0 <= train["train"]["winner_accuracy"] <= 1
+        gate = json.loads((d / "gate.json").read_text())
+        for kind in ("az", "net"):
+            h = gate["heuristic"][kind]
+            assert h["games"] == 2 and 0 <= h["win_rate"] <= 1 and len(h["win_rate_ci95"]) == 2
+        assert isinstance(gate["accepted"], bool)
+    gate0, gate1 = (json.loads((out / f"gen_{g:03d}/gate.json").read_text()) for g in (0, 1))
+    assert gate0["gate"] is None and gate0["accepted"]  # generation 0 has no network to beat
+    assert gate1["gate"]["games"] == 2 and gate1["gate"]["threshold"] == 0.55
+    assert gate1["gate"]["new"]["games"] == 2 and gate1["best_before_generation"] == 0
+    best = 1 if gate1["accepted"] else 0
+    assert (out / "best.npz").read_bytes() == (out / f"gen_{best:03d}/net.npz").read_bytes()
+    assert ValueNet.load(out / "best").has_policy
+    assert (out / "curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    steps = [(e["generation"], e["step"]) for e in _log(out)]
+    expected = [(g, s) for g in (0, 1) for s in ("selfplay", "train", "gate")]
+    assert set(steps) == set(expected) if resumed else steps == expected
+    # the recorded decisions: searched ones only (2+ legal actions), visits summing to the simulations
+    d = X.load_positions([out / "gen_000" / "selfplay"])
+    assert d["positions"] > 100 and (d["visit_len"] >= 2).all()
+    sums = np.add.reduceat(d["visit_counts"], d["offset"][:-1])
+    assert (sums == 8).all()
+    assert (d["state"][:, X.E.O_CURRENT] == d["seat"]).all()
+
+
+def _same_results(a: Path, b: Path) -> None:
+    for g in (0, 1):
+        for name in ("selfplay/shard_00000.npz", "net.npz"):
+            assert (a / f"gen_{g:03d}" / name).read_bytes() == (b / f"gen_{g:03d}" / name).read_bytes(), (g, name)
+        ga, gb = (json.loads((o / f"gen_{g:03d}/gate.json").read_text()) for o in (a, b))
+        assert ga["accepted"] == gb["accepted"] and ga["net_sha256"] == gb["net_sha256"]
+        for kind in ("az", "net"):
+            assert ga["heuristic"][kind]["wins"] == gb["heuristic"][kind]["wins"]
+        assert (ga["gate"] or {}).get("wins") == (gb["gate"] or {}).get("wins")
+
+
+def test_run_files_resume_and_interrupt(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                        capsys: pytest.CaptureFixture) -> None:
+    a = tmp_path / "a"
+    assert X.main(TINY + ["--out", str(a), "--generations", "2"]) == 0
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert summary["generations"] == 2 and summary["accepted"][0] is True
+    _check_run_files(a)
+
+    # a finished run resumed does nothing
+    log = (a / "log.jsonl").read_text()
+    assert X.main(TINY + ["--out", str(a), "--generations", "2", "--resume"]) == 0
+    assert (a / "log.jsonl").read_text() == log
+
+    # resume after losing generation 1 and corrupting a generation-0 shard; Ctrl-C in training first
+    b = tmp_path / "b"
+    shutil.copytree(a, b)
+    shutil.rmtree(b / "gen_001")
+    shard = b / "gen_000" / "selfplay" / "shard_00000.npz"
+    shard.write_bytes(shard.read_bytes()[:5000])
+    real, calls = X.compute_losses, []
+
+    def interrupt_at_call_4(*args, **kwargs):  # type: ignore[no-untyped-def]
+        calls.append(1)
+        if len(calls) == 4:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(X, "compute_losses", interrupt_at_call_4)
+    argv = TINY + ["--out", str(b), "--generations", "2", "--resume"]
+    capsys.readouterr()
+    assert X.main(argv) == 130
+    err = capsys.readouterr().err
+    assert "shard_00000.npz: corrupt or truncated shard" in err and "regenerating it" in err
+    last = err.strip().splitlines()[-1]
+    assert "interrupted at training step 3" in last and "--resume" in last
+    assert torch.load(b / "gen_001" / "checkpoint.pt", weights_only=False)["step"] == 3
+    assert not (b / "gen_001" / "net.npz").exists()
+    monkeypatch.setattr(X, "compute_losses", real)
+    assert X.main(argv) == 0
+    _same_results(a, b)  # regenerated shards, resumed training, the gate: all as in the uninterrupted run
+    _check_run_files(b, resumed=True)
+    assert [(e["generation"], e["step"]) for e in _log(b)][-4:] == [(0, "selfplay"), (1, "selfplay"), (1, "train"),
+                                                                    (1, "gate")]
+
+    # other fixed arguments are refused in one line
+    capsys.readouterr()
+    assert X.main(TINY[:-1] + ["--out", str(b), "--simulations", "9", "--resume", "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "other settings" in err and "--simulations 8 -> 9" in err
+
+
+def test_selfplay_independent_of_workers(tmp_path: Path) -> None:
+    args = _args(tmp_path / "x")
+    cfg = X.selfplay_config(args)
+    summaries = []
+    for workers in (1, 2):
+        out = tmp_path / f"w{workers}"
+        summaries.append(X.run_selfplay(cfg, out, 0, X.Expert(), workers, progress=False))
+    one, two = (tmp_path / f"w{w}" / "gen_000" / "selfplay" / "shard_00000.npz" for w in (1, 2))
+    assert one.read_bytes() == two.read_bytes()
+    assert summaries[0] is not None and summaries[0]["positions"] == summaries[1]["positions"] > 100
+    # complete shards are kept
+    assert X.run_selfplay(cfg, tmp_path / "w1", 0, X.Expert(), 1, progress=False) is None
+    # a game's arrays replay from its seed alone
+    arrays, info = X.play_selfplay_game(cfg, 0, 1, X.Expert())
+    shard = X.read_shard(one)
+    sel = shard["game"] == 1
+    assert np.array_equal(arrays["state"], shard["state"][sel]) and info["game_winner"] == shard["game_winner"][1]
+
+
+def _random_net(hidden: int = 16, seed: int = 0) -> ValueNet:
+    rng = np.random.default_rng(seed)
+    scale, unbounded = observation_scaling(encoding.observation_bounds(get_game("italia").tables)[1])
+    n = encoding.OBSERVATION_SIZE
+    return ValueNet([(rng.normal(size=(hidden, n)) * 0.01, np.zeros(hidden))],
+                    {"win": (rng.normal(size=(5, hidden)) * 0.1, np.zeros(5)),
+                     "policy": (rng.normal(size=(1, hidden)) * 0.1, np.zeros(1))},
+                    "ReLU", scale, unbounded, map_name="italia")
+
+
+def test_init_net_is_the_first_expert_and_best(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    init = tmp_path / "init"
+    _random_net().save(init)
+    out = tmp_path / "run"
+    argv = TINY + ["--out", str(out), "--generations", "1", "--init-net", str(init), "--leaf-mix", "1.0",
+                   "--max-turns", "600"]
+    assert X.main(argv) == 0
+    shard = X.read_shard(out / "gen_000" / "selfplay" / "shard_00000.npz")
+    assert shard["meta"]["expert"] == X.file_sha256(init.with_suffix(".npz"))
+    gate = json.loads((out / "gen_000" / "gate.json").read_text())
+    assert gate["best_before"] == str(init) and gate["gate"]["games"] == 2
+    best = out / "gen_000/net.npz" if gate["accepted"] else init.with_suffix(".npz")
+    assert (out / "best.npz").read_bytes() == best.read_bytes()
+    train = json.loads((out / "gen_000" / "train.json").read_text())
+    assert train["warm_start"] == str(init)
+
+
+def test_truncated_checkpoint_and_corrupt_shard_are_skipped(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    path = tmp_path / "checkpoint.pt"
+    expect = {"generation": 1, "steps": 10}
+    model = torch.nn.Linear(2, 2)
+    X._save_checkpoint(path, model, torch.optim.AdamW(model.parameters()), dict(expect, step=4))  # type: ignore[arg-type]
+    assert X._load_checkpoint(path, expect)["step"] == 4  # type: ignore[index]
+    assert X._load_checkpoint(path, {"generation": 2, "steps": 10}) is None
+    assert "other settings or data" in capsys.readouterr().err
+    path.write_bytes(path.read_bytes()[:200])
+    assert X._load_checkpoint(path, expect) is None
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "truncated or corrupt checkpoint" in err and "checkpoint.pt" in err
+
+    cfg = X.selfplay_config(_args(tmp_path / "x"))
+    arrays, info = X.play_selfplay_game(cfg, 0, 0, X.Expert())
+    d = tmp_path / "shards"
+    for i in range(2):
+        X.write_shard(d / f"shard_{i:05d}.npz", X.shard_meta(cfg, 0, i, X.Expert()), [(arrays, info)])
+    good = (d / "shard_00001.npz").read_bytes()
+    (d / "shard_00001.npz").write_bytes(good[: len(good) // 2])
+    data = X.load_positions([d])
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "skipping" in err and "shard_00001.npz" in err
+    assert data["positions"] == len(arrays["step"]) and len(data["shards"]) == 1
+    pos = X.Positions(data, "italia", 0.5)
+    batch = pos.batch(np.arange(min(8, pos.n)))
+    assert batch.obs.shape == (len(batch.value), encoding.OBSERVATION_SIZE)
+    assert np.allclose(batch.pi.sum(axis=1), 1) and np.allclose(batch.value.sum(axis=1), 1, atol=1e-5)
+    assert len(batch.after) == len(batch.seg) == int(data["visit_len"][:len(batch.pi)].sum())
+
+
+def test_value_targets_and_gate_score() -> None:
+    # 3-player game won by seat 2; positions seen by seats 0 and 2
+    data = {"seat": np.array([0, 2]), "num_players": np.array([3, 3]), "winner": np.array([2, 2]),
+            "root_value": np.array([[0.2, 0.3, 0.5, 0, 0], [0.1, -0.2, 1.1, 0, 0]], np.float32)}
+    target, outcome = X.value_targets(data, 0.0)
+    np.testing.assert_array_equal(outcome[:, :3], [[0, 0, 1], [1, 0, 0]])
+    target, _ = X.value_targets(data, 0.5)
+    np.testing.assert_allclose(target[0, :3], [0.1, 0.15, 0.75], atol=1e-6)
+    v = np.array([1.0, 0.1, 0.0]) / 1.1  # seat 2's view of the clipped, renormalised (0.1, 0, 1) -> rows 2, 0, 1
+    np.testing.assert_allclose(target[1, :3], 0.5 * np.array([1, 0, 0]) + 0.5 * v, atol=1e-6)
+    assert (target[:, 3:] == 0).all()
+
+    result = {"per_agent": {"new": {"wins": 6, "seats": 2}, "old": {"wins": 2, "seats": 2}}}
+    g = X.gate_score(result, "new", "old")
+    assert g["score"] == pytest.approx(0.75) and g["score_ci95"][0] < 0.75 < g["score_ci95"][1]
+    odd = {"per_agent": {"new": {"wins": 4, "seats": 2}, "old": {"wins": 2, "seats": 1}}}
+    assert X.gate_score(odd, "new", "old")["score"] == pytest.approx(0.5)
+    assert X.gate_score({"per_agent": {"new": {"wins": 0, "seats": 1}, "old": {"wins": 0, "seats": 1}}},
+                        "new", "old")["score"] is None
+    assert X.gate_lineup("n", "b", 4) == ["n", "b", "n", "b"]
+
+
+def test_bad_input_one_line(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    out = str(tmp_path / "run")
+
+    def fails(argv: list[str], match: str) -> None:
+        assert X.main(TINY + ["--out", out] + argv) == 2
+        err = capsys.readouterr().err.strip()
+        assert "\n" not in err and match in err and "Traceback" not in err, err
+
+    fails(["--players", "7"], "cannot be played by 7 players")
+    fails(["--init-net", str(tmp_path / "missing")], "not found")
+    _random_net(hidden=8).save(tmp_path / "small")
+    fails(["--init-net", str(tmp_path / "small")], "--warm-start none")
+    fails(["--out", str(tmp_path / "a:b")], "':'")
+    if not torch.cuda.is_available():
+        fails(["--device", "cuda"], "no CUDA device")
+    for argv, match in ((["--games", "0"], "must be > 0"), (["--map", "nowhere"], "invalid choice"),
+                        (["--value-target-mix", "2"], "must lie in [0, 1]"), (["--hidden", "a"], "widths")):
+        with pytest.raises(SystemExit) as info:
+            X.main(TINY + ["--out", out] + argv)
+        assert info.value.code == 2 and match in capsys.readouterr().err
+    # a directory that holds a run needs --resume
+    X.check_run_file(_args(Path(out)), Path(out))
+    fails([], "holds a run already")
+    assert not (tmp_path / "run" / "gen_000").exists()
