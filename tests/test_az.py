@@ -212,3 +212,28 @@ def test_playing_az_and_net_never_imports_torch(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr
     winner, torch_loaded = out.stdout.split()
     assert winner in {"0", "1", "2"} and torch_loaded == "False"
+
+
+# ------------------------------------------------------------ the released networks
+def test_released_az_and_net_play_every_map_and_player_count_without_torch() -> None:
+    """``concordia tournament`` with the released networks (az at a small budget), torch blocked."""
+    code = """
+import sys
+sys.modules["torch"] = None  # any import of torch now raises ImportError
+from concordia_env.cli import main
+from concordia_env.data import MAP_NAMES, load_map
+for map_name in MAP_NAMES:
+    for n in load_map(map_name).players:
+        specs = ["az:simulations=8", "net"] + ["heuristic"] * (n - 2)
+        rc = main(["tournament", "--map", map_name, "--players", str(n), "--agents", ",".join(specs),
+                   "--games", str(n), "--seed", "3", "--max-turns", "150", "--no-progress"])
+        assert rc == 0, (map_name, n, rc)
+assert sys.modules.get("torch") is None
+print("ok")
+"""
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip().endswith("ok")
+    for map_name in ("imperium", "italia"):
+        net = ValueNet.load(released_net_path(map_name))
+        assert net.has_policy and net.map_name == map_name
