@@ -20,7 +20,7 @@ ids                        name                   meaning
 317 – 321                  buy good               Mercator: buy 1 good g
 322 – 383                  place colonist         Colonus/Tribunus: new land (322+c) or sea
                                                   (353+c) colonist in city c (Roma = 0)
-384                        colonus cash           Colonus: 5 + 1 per colonist on the board
+384                        colonus cash           Colonus: 5 + 1 per colonist on the board (components.json)
 385 – 391                  buy card               Senator/Consul: buy the card at display position
 392 – 396                  pay                    Senator: pay a '?' with good g
 397 – 401                  keep                   storehouse full: keep 1 good g (owner decides)
@@ -33,6 +33,8 @@ from __future__ import annotations
 
 from . import engine as E
 from .data import GOODS
+from .rules import quantities as Q
+from .rules.pieces import colonists_on_board, house_count
 
 KIND_NAMES = (
     "Tribunus", "Architectus", "Praefectus", "Mercator (3)", "Mercator (5)", "Colonus",
@@ -99,10 +101,8 @@ def describe(state, action: int) -> str:  # noqa: C901
         good = int(s[E.O_CITY_GOOD + c]) if c < m.num_cities else -1
         if good < 0:
             return f"Architectus: build in {name}"
-        houses = bin(int(s[E.O_HOUSES + c])).count("1")
-        coins = int(game.tables[E.T_HOUSE_COINS + good]) * (houses + 1)
-        paid = "+".join(GOODS[h] for h in range(E.NG)
-                        for _ in range(int(game.tables[E.T_HOUSE_GOODS + good * E.NG + h])))
+        coins = int(Q.house_coins(game.tables, good, house_count(s, c)))
+        paid = "+".join(GOODS[h] for h in range(E.NG) for _ in range(int(Q.house_goods(game.tables, good, h))))
         return f"Architectus: build in {name} ({GOODS[good]}), cost {coins} sestertii + {paid}"
     if kind == "produce":
         q = action - E.A_PRODUCE
@@ -112,33 +112,31 @@ def describe(state, action: int) -> str:  # noqa: C901
         extra = " with the Praefectus Magnus" if bonus == 2 else ""
         return f"Praefectus: produce in {name} (bonus {bonus} {GOODS[good] if good >= 0 else '?'}{extra})"
     if kind == "cash bonus":
-        coins = sum(int(game.tables[E.T_MARKER_COINS + int(s[E.O_MARKER_GOOD + q])])
+        coins = sum(int(Q.marker_coins(game.tables, int(s[E.O_MARKER_GOOD + q])))
                     for q in range(int(s[E.O_NPROV])) if s[E.O_MARKER_ACTIVE + q] == 0)
         return f"Praefectus: cash bonus, {coins} sestertii"
     if kind == "sell":
         g = action - E.A_SELL
-        return f"Mercator: sell 1 {GOODS[g]} for {int(game.tables[E.T_PRICE + g])}"
+        return f"Mercator: sell 1 {GOODS[g]} for {int(Q.good_price(game.tables, g))}"
     if kind == "buy good":
         g = action - E.A_BUYGOOD
-        return f"Mercator: buy 1 {GOODS[g]} for {int(game.tables[E.T_PRICE + g])}"
+        return f"Mercator: buy 1 {GOODS[g]} for {int(Q.good_price(game.tables, g))}"
     if kind == "place colonist":
         i = action - E.A_PLACE
         c = i % E.NC
         name = m.city_names[c] if c < m.num_cities else f"city {c}"
         return f"{ctx or 'Colonus'}: new {'land' if i < E.NC else 'sea'} colonist in {name}"
     if kind == "colonus cash":
-        return f"Colonus: cash, {5 + sum(1 for i in range(E.NCOL) if s[E.O_COLONIST + p * E.NCOL + i] >= 0)} sestertii"
+        return f"Colonus: cash, {int(Q.colonus_cash(game.tables, colonists_on_board(s, p)))} sestertii"
     if kind == "buy card":
         j = action - E.A_BUYCARD
         cid = int(s[E.O_DISPLAY + j])
         if cid < 0:
             return f"{ctx or 'Senator'}: buy card at position {j + 1} (empty)"
         t = int(game.tables[E.T_CARD_TYPE + cid])
-        price = [GOODS[g] for g in range(E.NG) for _ in range(int(game.tables[E.T_CARD_COST + cid * E.NG + g]))]
-        if s[E.O_CONSUL] == 0:
-            price += [GOODS[g] for g in range(E.NG)
-                     for _ in range(int(game.tables[E.T_DISPLAY_FIXED + j * E.NG + g]))]
-            price += ["?"] * int(game.tables[E.T_DISPLAY_ANY + j])
+        consul = int(s[E.O_CONSUL])
+        price = [GOODS[g] for g in range(E.NG) for _ in range(int(Q.card_goods(game.tables, cid, j, consul, g)))]
+        price += ["?"] * int(Q.card_any(game.tables, j, consul))
         return f"{ctx or 'Senator'}: buy {_card_name(state, t, True)} at position {j + 1} for {'+'.join(price)}"
     if kind == "pay":
         return f"Senator: pay '?' with 1 {GOODS[action - E.A_PAY]}"

@@ -20,6 +20,7 @@ import numpy as np
 
 from . import engine as E
 from .data import GODS, Components, MapData
+from .rules.quantities import card_any, card_goods
 
 _KIND_OF_ACTION = {
     "tribunus": E.K_TRIBUNUS, "architectus": E.K_ARCHITECTUS, "praefectus": E.K_PRAEFECTUS,
@@ -88,6 +89,7 @@ def build_tables(m: MapData, comp: Components) -> np.ndarray:
     put("storehouse", comp.storehouse_slots)
     put("free_cards", comp.tribunus_free_cards)
     put("colonus_base", comp.colonus_cash_base)
+    put("colonus_per", comp.colonus_cash_per_colonist)
     put("concordia_vp", comp.concordia_vp)
     put("houses", comp.houses)
     prov = np.full(E.NC, -1)
@@ -154,7 +156,5 @@ def deck_card_ids(comp: Components) -> dict[str, list[int]]:
 def display_price(tables: np.ndarray, position: int, card_id: int) -> tuple[np.ndarray, int]:
     """A Senator's price of card ``card_id`` at display ``position`` (0-based): the goods vector
     (card cost plus the position's fixed extras) and the number of goods of any kind ('?')."""
-    ng, T = E.NG, tables
-    goods = (T[E.T_CARD_COST + card_id * ng:E.T_CARD_COST + (card_id + 1) * ng]
-             + T[E.T_DISPLAY_FIXED + position * ng:E.T_DISPLAY_FIXED + (position + 1) * ng])
-    return goods, int(T[E.T_DISPLAY_ANY + position])
+    goods = np.array([card_goods(tables, card_id, position, 0, g) for g in range(E.NG)], dtype=np.int32)
+    return goods, int(card_any(tables, position, 0))

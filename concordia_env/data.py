@@ -100,6 +100,7 @@ class Components:
     colonist_cost: tuple[int, ...]
     tribunus_free_cards: int
     colonus_cash_base: int
+    colonus_cash_per_colonist: int
     intermediate_payout: tuple[int, ...]
 
     def card_type_index(self, name: str) -> int:
@@ -209,6 +210,7 @@ def parse_components(raw: dict[str, Any]) -> Components:  # noqa: C901
         colonist_cost=_goods_vector(raw["colonist_cost"], "colonist cost"),
         tribunus_free_cards=raw["tribunus_free_cards"],
         colonus_cash_base=raw["colonus_cash"]["base"],
+        colonus_cash_per_colonist=raw["colonus_cash"]["per_colonist"],
         intermediate_payout=tuple(raw["intermediate_scoring_payout"]),
     )
 

@@ -27,6 +27,8 @@ import numpy as np
 from . import engine as E
 from .data import MAP_NAMES, components
 from .jit import kernel
+from .rules.quantities import card_any, card_goods
+from .rules.scoring import god_scores
 
 P = E.MAXP
 _INF = np.inf
@@ -169,7 +171,6 @@ def encode(s, T, map_id, observer, out):  # noqa: C901
     for q in range(s[O_NPROV]):
         out[X_MARKER + q * E.NG + s[O_MARKER_GOOD + q]] = 1.0
         out[X_MARKER_SIDE + q] = s[O_MARKER_ACTIVE + q]
-    vp = np.zeros(E.NGODS, np.int32)
     for p in range(n):
         k = (p - observer + n) % n  # seat-relative row
         for c in range(1, nc):
@@ -202,7 +203,7 @@ def encode(s, T, map_id, observer, out):  # noqa: C901
             out[X_DISCARD + k * E.NT + t] = s[O_DISCARD + p * E.NT + t]
         if s[O_TOP + p] >= 0:
             out[X_TOP + k * E.NT + s[O_TOP + p]] = 1.0
-        E.score_player(s, T, np.int64(p), vp)  # int64 as from Python: one compiled version
+        vp = god_scores(s, T, p)
         for i in range(E.NGODS):
             out[X_VP + k * E.NGODS + i] = vp[i]
     for j in range(E.NDISP):
@@ -211,8 +212,8 @@ def encode(s, T, map_id, observer, out):  # noqa: C901
             continue
         out[X_DISP + j * E.NT + T[E.T_CARD_TYPE + cid]] = 1.0
         for g in range(E.NG):
-            out[X_DISP_PRICE + j * E.NG + g] = T[E.T_CARD_COST + cid * E.NG + g] + T[E.T_DISPLAY_FIXED + j * E.NG + g]
-        out[X_DISP_ANY + j] = T[E.T_DISPLAY_ANY + j]
+            out[X_DISP_PRICE + j * E.NG + g] = card_goods(T, cid, j, 0, g)  # the Senator's price
+        out[X_DISP_ANY + j] = card_any(T, j, 0)
     out[X_DECK_SIZE] = s[O_DECK_LEN] - s[O_DECK_POS]
     for i in range(s[O_DECK_POS], s[O_DECK_LEN]):
         out[X_DECK_CARDS + T[E.T_CARD_TYPE + s[O_DECK + i]]] += 1.0

@@ -51,6 +51,7 @@ from concordia_env import engine as E
 from concordia_env.decoding import state_from_observation
 from concordia_env.encoding import observation as encode_observation
 from concordia_env.jit import kernel
+from concordia_env.rules.quantities import good_price, house_goods
 from concordia_env.state import GameState
 
 from .base import Agent, check_mask
@@ -74,7 +75,7 @@ NG, NT, NC, NL, NR, NCOL, NGODS, NUM_ACTIONS = E.NG, E.NT, E.NC, E.NL, E.NR, E.N
 O_COINS, O_GOODS, O_HAND, O_DISCARD = E.O_COINS, E.O_GOODS, E.O_HAND, E.O_DISCARD
 O_HOUSES_LEFT, O_COLONIST, O_HOUSES, O_CITY_GOOD = E.O_HOUSES_LEFT, E.O_COLONIST, E.O_HOUSES, E.O_CITY_GOOD
 O_PHASE, O_CURRENT, O_ACTIVE, O_NCITIES = E.O_PHASE, E.O_CURRENT, E.O_ACTIVE, E.O_NCITIES
-T_PRICE, T_ROUTE_A, T_ROUTE_B, T_HOUSE_GOODS, T_HOUSES = E.T_PRICE, E.T_ROUTE_A, E.T_ROUTE_B, E.T_HOUSE_GOODS, E.T_HOUSES
+T_PRICE, T_ROUTE_A, T_ROUTE_B, T_HOUSES = E.T_PRICE, E.T_ROUTE_A, E.T_ROUTE_B, E.T_HOUSES
 T_DIST, T_COLONIST_COST = E.T_DIST, E.T_COLONIST_COST
 PH_PLAY, PH_OVER, PH_DIPLOMAT, A_DONE = E.PH_PLAY, E.PH_OVER, E.PH_DIPLOMAT, E.A_DONE
 
@@ -105,7 +106,7 @@ def _build_needs(s, T, p, need):  # noqa: C901
         if (reach_mask >> c) & 1:
             g = s[O_CITY_GOOD + c]
             for h in range(NG):
-                need[h] += T[T_HOUSE_GOODS + g * NG + h]
+                need[h] += house_goods(T, g, h)
     for h in range(NG):  # stock for a few builds, not for every city in reach
         cap = MAX_NEED_BRICK if h == 0 else MAX_NEED
         if need[h] > cap:
@@ -131,7 +132,7 @@ def position_value(s, T, p, vp):
     for g in range(NG):
         have = s[O_GOODS + p * NG + g]
         useful = have if have < need[g] else need[g]
-        wealth += T[T_PRICE + g] * (NEEDED * useful + SURPLUS * (have - useful))
+        wealth += good_price(T, g) * (NEEDED * useful + SURPLUS * (have - useful))
     on_board = 0
     for i in range(NCOL):
         if s[O_COLONIST + p * NCOL + i] >= 0:

@@ -1,0 +1,48 @@
+"""Diplomat: carry out the action of the card on top of another player's discard pile."""
+
+from __future__ import annotations
+
+from . import play, rule
+from .layout import A_COPY, K_DIPLOMAT, O_NPLAYERS, O_PHASE, O_TOP, PH_DIPLOMAT, T_TYPE_KIND
+
+
+@rule(inline="always")
+def copyable_top(s, T, q):
+    """The action kind on top of player ``q``'s discard pile, or -1 (none, or a Diplomat)."""
+    t = s[O_TOP + q]
+    if t < 0:
+        return -1
+    k = T[T_TYPE_KIND + t]
+    if k == K_DIPLOMAT:
+        return -1
+    return k
+
+
+@rule()
+def copy_available(s, T, p):
+    """Whether some other player's discard top can be copied by ``p``."""
+    for q in range(s[O_NPLAYERS]):
+        if q != p and copyable_top(s, T, q) >= 0:
+            return True
+    return False
+
+
+@rule()
+def start(s):
+    s[O_PHASE] = PH_DIPLOMAT
+
+
+@rule(inline="always")
+def legal(s, T, p, mask):
+    """Copy the action of any other player's discard top."""
+    for q in range(s[O_NPLAYERS]):
+        if q != p:
+            k = copyable_top(s, T, q)
+            if k >= 0:
+                mask[A_COPY + k] = 1
+
+
+@rule()
+def copy(s, T, a):
+    """Carry out the copied action as if its card had been played."""
+    play.start_kind(s, T, a - A_COPY)
