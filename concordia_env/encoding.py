@@ -156,74 +156,79 @@ def observation_bounds(tables: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return low, high
 
 
-@kernel("int32[::1], int32[::1], int64, int64, float32[::1]")
-def encode(s, T, map_id, observer, out):  # noqa: C901
-    """Write the observation of seat ``observer`` of state ``s`` into ``out`` (float32, OBSERVATION_SIZE)."""
-    out[:] = 0.0
-    n = s[O_NPLAYERS]
-    ph = s[O_PHASE]
-    out[X_MAP + map_id] = 1.0
-    out[X_INTER] = s[O_INTERMEDIATE]
-    out[X_TURN] = s[O_TURN]
-    nc = s[O_NCITIES]
-    for c in range(1, nc):
+@kernel(inline="always")
+def _encode_board(s, out):
+    """Cities' goods and the province markers."""
+    for c in range(1, s[O_NCITIES]):
         out[X_CITY_GOOD + c * E.NG + s[O_CITY_GOOD + c]] = 1.0
     for q in range(s[O_NPROV]):
         out[X_MARKER + q * E.NG + s[O_MARKER_GOOD + q]] = 1.0
         out[X_MARKER_SIDE + q] = s[O_MARKER_ACTIVE + q]
-    for p in range(n):
-        k = (p - observer + n) % n  # seat-relative row
-        for c in range(1, nc):
-            if (s[O_HOUSES + c] >> p) & 1:
-                out[X_CITY_HOUSES + c * P + k] = 1.0
-        for i in range(E.NCOL):
-            loc = s[O_COLONIST + p * E.NCOL + i]
-            sea = 1 if i >= 3 else 0
-            if loc < 0:
-                out[X_STORE_COL + k * 2 + sea] += 1.0
-            elif loc < E.NC:
-                out[X_CITY_COL + (loc * P + k) * 2 + sea] += 1.0
-            else:
-                out[X_ROUTE + (loc - E.NC) * P + k] = 1.0
-            if k == 0 and loc >= 0:
-                out[X_SLOTS + i * E.NLOC + loc] = 1.0
-        out[X_PRESENT + k] = 1.0
-        out[X_START + k] = 1.0 if s[O_START] == p else 0.0
-        out[X_PM + k] = 1.0 if s[O_PM] == p else 0.0
-        out[X_CONC + k] = 1.0 if s[O_CONCORDIA] == p else 0.0
-        out[X_COINS + k] = s[O_COINS + p]
-        out[X_HOUSES_LEFT + k] = s[O_HOUSES_LEFT + p]
-        out[X_INTER_DONE + k] = s[O_INTER_DONE + p]
-        out[X_INTER_SCORE + k] = s[O_INTER_SCORE + p]
-        for g in range(E.NG):
-            out[X_GOODS + k * E.NG + g] = s[O_GOODS + p * E.NG + g]
-            out[X_INCOMING + k * E.NG + g] = s[O_INCOMING + p * E.NG + g]
-        for t in range(E.NT):
-            out[X_HAND + k * E.NT + t] = s[O_HAND + p * E.NT + t]
-            out[X_DISCARD + k * E.NT + t] = s[O_DISCARD + p * E.NT + t]
-        if s[O_TOP + p] >= 0:
-            out[X_TOP + k * E.NT + s[O_TOP + p]] = 1.0
-        vp = god_scores(s, T, p)
-        for i in range(E.NGODS):
-            out[X_VP + k * E.NGODS + i] = vp[i]
+
+
+@kernel(inline="always")
+def _encode_pieces(s, p, k, out):
+    """Player ``p``'s houses and colonists, in seat-relative row ``k`` (the observer's own
+    colonists also by slot, which the move actions name)."""
+    for c in range(1, s[O_NCITIES]):
+        if (s[O_HOUSES + c] >> p) & 1:
+            out[X_CITY_HOUSES + c * P + k] = 1.0
+    for i in range(E.NCOL):
+        loc = s[O_COLONIST + p * E.NCOL + i]
+        sea = 1 if i >= 3 else 0
+        if loc < 0:
+            out[X_STORE_COL + k * 2 + sea] += 1.0
+        elif loc < E.NC:
+            out[X_CITY_COL + (loc * P + k) * 2 + sea] += 1.0
+        else:
+            out[X_ROUTE + (loc - E.NC) * P + k] = 1.0
+        if k == 0 and loc >= 0:
+            out[X_SLOTS + i * E.NLOC + loc] = 1.0
+
+
+@kernel(inline="always")
+def _encode_player(s, T, p, k, out):
+    """Player ``p``'s markers, coins, goods, cards and VP, in seat-relative row ``k``."""
+    out[X_PRESENT + k] = 1.0
+    out[X_START + k] = 1.0 if s[O_START] == p else 0.0
+    out[X_PM + k] = 1.0 if s[O_PM] == p else 0.0
+    out[X_CONC + k] = 1.0 if s[O_CONCORDIA] == p else 0.0
+    out[X_COINS + k] = s[O_COINS + p]
+    out[X_HOUSES_LEFT + k] = s[O_HOUSES_LEFT + p]
+    out[X_INTER_DONE + k] = s[O_INTER_DONE + p]
+    out[X_INTER_SCORE + k] = s[O_INTER_SCORE + p]
+    for g in range(E.NG):
+        out[X_GOODS + k * E.NG + g] = s[O_GOODS + p * E.NG + g]
+        out[X_INCOMING + k * E.NG + g] = s[O_INCOMING + p * E.NG + g]
+    for t in range(E.NT):
+        out[X_HAND + k * E.NT + t] = s[O_HAND + p * E.NT + t]
+        out[X_DISCARD + k * E.NT + t] = s[O_DISCARD + p * E.NT + t]
+    if s[O_TOP + p] >= 0:
+        out[X_TOP + k * E.NT + s[O_TOP + p]] = 1.0
+    vp = god_scores(s, T, p)
+    for i in range(E.NGODS):
+        out[X_VP + k * E.NGODS + i] = vp[i]
+
+
+@kernel(inline="always")
+def _encode_cards(s, T, out):
+    """The display with the Senator's prices, and what is left in the deck."""
     for j in range(E.NDISP):
         cid = s[O_DISPLAY + j]
         if cid < 0:
             continue
         out[X_DISP + j * E.NT + T[E.T_CARD_TYPE + cid]] = 1.0
         for g in range(E.NG):
-            out[X_DISP_PRICE + j * E.NG + g] = card_goods(T, cid, j, 0, g)  # the Senator's price
+            out[X_DISP_PRICE + j * E.NG + g] = card_goods(T, cid, j, 0, g)
         out[X_DISP_ANY + j] = card_any(T, j, 0)
     out[X_DECK_SIZE] = s[O_DECK_LEN] - s[O_DECK_POS]
     for i in range(s[O_DECK_POS], s[O_DECK_LEN]):
         out[X_DECK_CARDS + T[E.T_CARD_TYPE + s[O_DECK + i]]] += 1.0
-    out[X_PHASE + ph] = 1.0
-    if ph == E.PH_OVER:
-        return
-    out[X_DECIDING + (s[O_CURRENT] - observer + n) % n] = 1.0
-    out[X_ACTIVE + (s[O_ACTIVE] - observer + n) % n] = 1.0
-    if ph == E.PH_PLAY:
-        return
+
+
+@kernel(inline="always")
+def _encode_action(s, ph, out):
+    """The decision context of the action being carried out (phase ``ph``, not PH_PLAY or PH_OVER)."""
     out[X_KIND + s[O_KIND]] = 1.0
     if ph == E.PH_ARCHITECTUS:
         out[X_POINTS] = s[O_POINTS]
@@ -241,6 +246,30 @@ def encode(s, T, map_id, observer, out):  # noqa: C901
             out[X_BOUGHT_POS + j] = (s[O_BOUGHT_POS] >> j) & 1
         if ph == E.PH_PAY:
             out[X_PAY] = s[O_PAY_LEFT]
+
+
+@kernel("int32[::1], int32[::1], int64, int64, float32[::1]")
+def encode(s, T, map_id, observer, out):
+    """Write the observation of seat ``observer`` of state ``s`` into ``out`` (float32, OBSERVATION_SIZE)."""
+    out[:] = 0.0
+    n = s[O_NPLAYERS]
+    ph = s[O_PHASE]
+    out[X_MAP + map_id] = 1.0
+    out[X_INTER] = s[O_INTERMEDIATE]
+    out[X_TURN] = s[O_TURN]
+    _encode_board(s, out)
+    for p in range(n):
+        k = (p - observer + n) % n  # seat-relative row
+        _encode_pieces(s, p, k, out)
+        _encode_player(s, T, p, k, out)
+    _encode_cards(s, T, out)
+    out[X_PHASE + ph] = 1.0
+    if ph == E.PH_OVER:
+        return
+    out[X_DECIDING + (s[O_CURRENT] - observer + n) % n] = 1.0
+    out[X_ACTIVE + (s[O_ACTIVE] - observer + n) % n] = 1.0
+    if ph != E.PH_PLAY:
+        _encode_action(s, ph, out)
 
 
 @kernel("int32[:, ::1], int32[::1], int64, int64[::1], float32[:, ::1]", group="vector")

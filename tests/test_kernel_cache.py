@@ -1,4 +1,4 @@
-"""Compiled kernels outside engine.py recompile when the engine (or encoder) source changes.
+"""Compiled kernels recompile when the rules (or encoder) sources change.
 
 numba's on-disk cache only watches a function's own file, while a cached kernel
 carries compiled copies of the kernels it calls; each such module compiles in a
@@ -7,7 +7,8 @@ stamp of the sources it depends on and recompiles itself when that is stale."""
 import zlib
 from pathlib import Path
 
-from concordia_env import encoding, engine, validation, vector
+from concordia_env import encoding, engine, jit, validation, vector
+from concordia_env.rules import kernel as rules_kernel
 
 
 class FakeKernel:
@@ -22,8 +23,14 @@ class FakeKernel:
 
 
 def test_every_dependent_module_runs_kernels_built_from_the_current_sources():
-    eng = zlib.crc32(Path(engine.__file__).read_bytes())
+    # the rules' stamp covers every module of concordia_env/rules, in name order
+    eng = 0
+    for path in sorted((Path(engine.__file__).parent / "rules").glob("*.py"), key=lambda p: p.name):
+        eng = zlib.crc32(path.read_bytes(), eng)
     assert engine.KERNEL_STAMP == eng
+    cache = jit.cache_decision().path
+    if cache is not None:  # the rules' cached code was built for these sources
+        assert rules_kernel.stamp_marker(cache).read_text().strip() == str(eng)
     assert validation.KERNEL_STAMP == eng
     assert encoding.KERNEL_STAMP == zlib.crc32(Path(encoding.__file__).read_bytes(), eng)
     assert vector.KERNEL_STAMP == encoding.KERNEL_STAMP
@@ -48,7 +55,7 @@ import sys  # noqa: E402
 import numba  # noqa: E402
 import pytest  # noqa: E402
 
-from concordia_env import __version__, jit  # noqa: E402
+from concordia_env import __version__  # noqa: E402
 from concordia_env.cli import kernel_groups  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -168,3 +175,32 @@ for k in jit.REGISTRY:
     proc = run_python(script, tmp_path / "cache")
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout == "", "kernels compiled more than once (or never):\n" + proc.stdout
+
+
+def test_a_change_to_one_rules_module_reaches_the_cached_entry_points(tmp_path):
+    """numba would load ``random_playout`` (in rules/kernel.py, unchanged) from its cache with
+    the old copy of ``end_turn`` (in rules/turn.py, changed) compiled in; the rules' stamp
+    covers every rules module, so the entry points recompile instead."""
+    import shutil
+
+    pkg = tmp_path / "pkg"
+    shutil.copytree(ROOT / "concordia_env", pkg / "concordia_env",
+                    ignore=shutil.ignore_patterns("__pycache__", "policies"))
+    script = """
+import numpy as np
+from concordia_env import engine as E
+from concordia_env.state import new_game
+st = new_game("italia", 2, seed=0)
+mask = np.zeros(E.NUM_ACTIONS, np.int8)
+E.random_playout(st.s, st.game.tables, mask, 0, 60)
+print(int(st.s[E.O_TURN]))
+"""
+    env = {"PYTHONPATH": str(pkg)}
+    first = run_python(script, tmp_path / "cache", **env)
+    assert first.returncode == 0, first.stderr[-3000:]
+    turn = pkg / "concordia_env" / "rules" / "turn.py"
+    turn.write_text(turn.read_text().replace("s[O_TURN] += 1", "s[O_TURN] += 1000"))
+    second = run_python(script, tmp_path / "cache", **env)
+    assert second.returncode == 0, second.stderr[-3000:]
+    before, after = int(first.stdout), int(second.stdout)
+    assert 0 < before < 1000 <= after

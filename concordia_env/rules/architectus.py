@@ -3,6 +3,7 @@ board, then build houses next to them. Once a house is built no colonist moves a
 
 from __future__ import annotations
 
+from ..data import GOODS
 from . import rule
 from .layout import (
     A_BUILD,
@@ -29,6 +30,7 @@ from .layout import (
     T_ROUTE_A,
     T_ROUTE_B,
 )
+from .names import active, city_name, goods_list
 from .pieces import colonists_on_board, house_count, owns_house
 from .quantities import decode_move, house_coins, house_goods, move_action
 
@@ -135,3 +137,28 @@ def build(s, T, p, a):
     s[O_BUILT] = 1
     if s[O_HOUSES_LEFT + p] == 0 and s[O_CONCORDIA] < 0:
         s[O_CONCORDIA] = p
+
+
+# ------------------------------------------------------------------ names
+def name_move(state, a: int) -> str:
+    """e.g. ``Architectus: move land colonist 1 Roma→Roma-Novaria, cost 1``."""
+    game = state.game
+    slot, r = decode_move(a)
+    loc = int(state.s[O_COLONIST + active(state) * NCOL + slot])
+    label = "land" if slot < 3 else "sea"
+    src = "storehouse" if loc < 0 else (game.map.city_names[loc] if loc < NC else game.route_name(loc - NC))
+    cost = int(game.tables[T_DIST + max(loc, 0) * NR + r]) if loc >= 0 else "-"
+    return f"Architectus: move {label} colonist {slot % 3 + 1} {src}→{game.route_name(r)}, cost {cost}"
+
+
+def name_build(state, a: int) -> str:
+    """e.g. ``Architectus: build in Novaria (cloth), cost 10 sestertii + brick+cloth``."""
+    c = a - A_BUILD
+    name = city_name(state, c)
+    good = int(state.s[O_CITY_GOOD + c]) if c < state.game.map.num_cities else -1
+    if good < 0:
+        return f"Architectus: build in {name}"
+    T = state.game.tables
+    coins = int(house_coins(T, good, house_count(state.s, c)))
+    paid = "+".join(goods_list(lambda h: house_goods(T, good, h)))
+    return f"Architectus: build in {name} ({GOODS[good]}), cost {coins} sestertii + {paid}"

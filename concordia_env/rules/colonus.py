@@ -21,6 +21,7 @@ from .layout import (
     T_CITY_SEA,
     T_COLONIST_COST,
 )
+from .names import active, city_name, context
 from .pieces import colonists_on_board, has_colonist_in_store, owns_house
 from .quantities import colonus_cash
 
@@ -86,3 +87,14 @@ def cash(s, T, p):
     """Cash instead of placing, and the turn ends."""
     s[O_COINS + p] += colonus_cash(T, colonists_on_board(s, p))
     turn.end_turn(s)
+
+
+# ------------------------------------------------------------------ names
+def name_place(state, a: int) -> str:
+    i = a - A_PLACE
+    return f"{context(state) or 'Colonus'}: new {'land' if i < NC else 'sea'} colonist in {city_name(state, i % NC)}"
+
+
+def name_cash(state, a: int) -> str:
+    coins = int(colonus_cash(state.game.tables, colonists_on_board(state.s, active(state))))
+    return f"Colonus: cash, {coins} sestertii"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from . import play, rule
 from .layout import A_COPY, K_DIPLOMAT, O_NPLAYERS, O_PHASE, O_TOP, PH_DIPLOMAT, T_TYPE_KIND
+from .names import KIND_NAMES
 
 
 @rule(inline="always")
@@ -46,3 +47,8 @@ def legal(s, T, p, mask):
 def copy(s, T, a):
     """Carry out the copied action as if its card had been played."""
     play.start_kind(s, T, a - A_COPY)
+
+
+# ------------------------------------------------------------------ names
+def name_copy(state, a: int) -> str:
+    return f"Diplomat: copy {KIND_NAMES[a - A_COPY]}"

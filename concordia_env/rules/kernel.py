@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import os
 import zlib
+from pathlib import Path
 
 import numpy as np
 
-from ..jit import REGISTRY, kernel
+from ..files import write_text_atomic
+from ..jit import REGISTRY, cache_decision, kernel
 from . import (
     architectus,
     colonus,
@@ -103,7 +105,7 @@ def done(s, T, p):
 
 
 @rule()
-def apply(s, T, a):  # noqa: C901 - one branch per action range: the table itself
+def apply(s, T, a):
     """Carry out legal action ``a`` (ranges in increasing order of their first id)."""
     p = s[O_ACTIVE]
     if a == A_DONE:
@@ -199,10 +201,10 @@ def _rules_stamp() -> int:
 
 
 # numba's on-disk cache is keyed on a function's own source file only, but a cached kernel
-# carries compiled copies of every kernel it calls and every offset it reads. So every kernel
-# compiles in this stamp of all the rules' sources, and all of them recompile when it no longer
-# matches: a change to one rules module never leaves another running old code. Kernels in
-# other modules (encoding, validation, agents) build their own stamps on this one.
+# carries compiled copies of every kernel it calls and every offset it reads. So the rules'
+# cached code is dropped whenever this stamp of all the rules' sources changes
+# (:func:`refresh_rules_cache`): a change to one rules module never leaves another running old
+# code. Kernels in other modules (encoding, validation, agents) build their own stamps on this one.
 KERNEL_STAMP = _rules_stamp()
 
 
@@ -215,10 +217,37 @@ def refresh_stale_kernels(compiled_stamp, expected: int, *kernels) -> None:
             k.recompile()
 
 
-@rule()
-def _compiled_kernel_stamp():
-    return KERNEL_STAMP
+def _index_exists(dispatcher) -> bool:
+    """Whether numba holds an on-disk index for ``dispatcher`` (True when that cannot be told)."""
+    index = getattr(getattr(dispatcher._cache, "_cache_file", None), "_index_path", None)
+    return index is None or os.path.exists(index)
 
 
-refresh_stale_kernels(_compiled_kernel_stamp, KERNEL_STAMP,
-                      *[k.dispatcher for k in REGISTRY if k.dispatcher.py_func.__module__.startswith(__package__)])
+def stamp_marker(cache: Path) -> Path:
+    """The file in cache directory ``cache`` holding the stamp the rules' cached code was built for."""
+    return cache / f"rules-{zlib.crc32(RULES_DIR.encode()):08x}.stamp"
+
+
+def refresh_rules_cache() -> None:
+    """Drop the cached code of every rules kernel when the rules' sources changed since it was
+    cached. The stamp they were cached for is kept in a small file of the cache directory (one
+    per source tree); reading it compiles nothing, so importing the engine stays free."""
+    cache = cache_decision().path
+    if cache is None:
+        return
+    marker = stamp_marker(cache)
+    try:
+        if marker.read_text().strip() == str(KERNEL_STAMP):
+            return
+    except OSError:
+        pass
+    for k in REGISTRY:
+        if k.dispatcher.py_func.__module__.startswith(__package__) and _index_exists(k.dispatcher):
+            k.dispatcher._cache.flush()
+    try:
+        write_text_atomic(marker, f"{KERNEL_STAMP}\n")
+    except OSError:  # a cache directory that became read-only: the next process checks again
+        pass
+
+
+refresh_rules_cache()

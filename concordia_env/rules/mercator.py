@@ -3,6 +3,7 @@ buying the same kind)."""
 
 from __future__ import annotations
 
+from ..data import GOODS
 from . import rule
 from .layout import A_BUYGOOD, A_DONE, A_SELL, NG, O_BOUGHT, O_COINS, O_GOODS, O_PHASE, O_SOLD, PH_MERCATOR, T_KIND_MERC
 from .pieces import free_slots
@@ -60,3 +61,14 @@ def buy(s, T, p, a):
     s[O_GOODS + p * NG + g] += 1
     s[O_COINS + p] -= good_price(T, g)
     s[O_BOUGHT] |= 1 << g
+
+
+# ------------------------------------------------------------------ names
+def name_sell(state, a: int) -> str:
+    g = a - A_SELL
+    return f"Mercator: sell 1 {GOODS[g]} for {int(good_price(state.game.tables, g))}"
+
+
+def name_buy(state, a: int) -> str:
+    g = a - A_BUYGOOD
+    return f"Mercator: buy 1 {GOODS[g]} for {int(good_price(state.game.tables, g))}"

@@ -28,6 +28,7 @@ from .layout import (
     O_TOP,
     T_TYPE_KIND,
 )
+from .names import card_type_name
 
 
 @rule(inline="always")
@@ -72,3 +73,8 @@ def play_card(s, T, a):
     s[O_DISCARD + p * NT + t] += 1
     s[O_TOP + p] = t
     start_kind(s, T, np.int64(T[T_TYPE_KIND + t]))  # int64 as for the Diplomat's copy: one compiled version
+
+
+# ------------------------------------------------------------------ names
+def name_play(state, a: int) -> str:
+    return f"play {card_type_name(state, a - A_PLAY)}"

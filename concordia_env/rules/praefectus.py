@@ -3,6 +3,7 @@ more), or take the cash bonus of the flipped province markers and turn them back
 
 from __future__ import annotations
 
+from ..data import GOODS
 from . import rule, storehouse, turn
 from .layout import (
     A_CASH,
@@ -22,6 +23,7 @@ from .layout import (
     PH_PRAEFECTUS,
     T_CITY_PROV,
 )
+from .names import active
 from .quantities import marker_coins
 
 
@@ -76,3 +78,21 @@ def cash(s, T, p):
             s[O_COINS + p] += marker_coins(T, s[O_MARKER_GOOD + q])
             s[O_MARKER_ACTIVE + q] = 1
     turn.end_turn(s)
+
+
+# ------------------------------------------------------------------ names
+def name_produce(state, a: int) -> str:
+    q = a - A_PRODUCE
+    names = state.game.map.province_names
+    name = names[q] if q < len(names) else f"province {q}"
+    good = int(state.s[O_MARKER_GOOD + q])
+    bonus = int(bonus_goods(state.s, active(state)))
+    extra = " with the Praefectus Magnus" if bonus == 2 else ""
+    return f"Praefectus: produce in {name} (bonus {bonus} {GOODS[good] if good >= 0 else '?'}{extra})"
+
+
+def name_cash(state, a: int) -> str:
+    s = state.s
+    coins = sum(int(marker_coins(state.game.tables, int(s[O_MARKER_GOOD + q])))
+                for q in range(int(s[O_NPROV])) if s[O_MARKER_ACTIVE + q] == 0)
+    return f"Praefectus: cash bonus, {coins} sestertii"

@@ -3,6 +3,7 @@ one at the card's own cost), then refill the display; buying the last card ends 
 
 from __future__ import annotations
 
+from ..data import GOODS
 from . import rule, turn
 from .layout import (
     A_BUYCARD,
@@ -29,6 +30,7 @@ from .layout import (
     PH_PAY,
     T_CARD_TYPE,
 )
+from .names import card_type_name, context, goods_list
 from .quantities import card_any, card_goods
 
 
@@ -127,3 +129,21 @@ def pay(s, T, p, a):
         s[O_PHASE] = PH_BUY
         if s[O_BUYS_LEFT] == 0:
             finish_buying(s, T, p)
+
+
+# ------------------------------------------------------------------ names
+def name_buy_card(state, a: int) -> str:
+    """e.g. ``Senator: buy Farmer at position 3 for food+brick+food`` (the price this state charges)."""
+    s, T = state.s, state.game.tables
+    j = a - A_BUYCARD
+    cid = int(s[O_DISPLAY + j])
+    who = context(state) or "Senator"
+    if cid < 0:
+        return f"{who}: buy card at position {j + 1} (empty)"
+    consul = int(s[O_CONSUL])
+    price = goods_list(lambda g: card_goods(T, cid, j, consul, g)) + ["?"] * int(card_any(T, j, consul))
+    return f"{who}: buy {card_type_name(state, int(T[T_CARD_TYPE + cid]))} at position {j + 1} for {'+'.join(price)}"
+
+
+def name_pay(state, a: int) -> str:
+    return f"Senator: pay '?' with 1 {GOODS[a - A_PAY]}"

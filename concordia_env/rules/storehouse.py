@@ -7,6 +7,7 @@ which to keep (phase ``PH_KEEP``, actions ``A_KEEP + good``), one good at a time
 
 from __future__ import annotations
 
+from ..data import GOODS
 from . import rule, turn
 from .layout import A_KEEP, NG, O_ACTIVE, O_CURRENT, O_GOODS, O_INCOMING, O_KEEP_PLAYER, O_NPLAYERS, O_PHASE, PH_KEEP
 from .pieces import free_slots
@@ -85,3 +86,8 @@ def keep(s, T, a):
         for h in range(NG):
             s[O_INCOMING + x * NG + h] = 0
     finish_production(s, T)
+
+
+# ------------------------------------------------------------------ names
+def name_keep(state, a: int) -> str:
+    return f"player {int(state.s[O_KEEP_PLAYER])}: keep 1 {GOODS[a - A_KEEP]}"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from . import rule
 from .layout import O_ACTIVE, O_CONCORDIA, O_CURRENT, O_NPLAYERS, O_PHASE, O_TURN, PH_OVER, PH_PLAY
+from .names import context
 
 
 @rule(inline="always")
@@ -27,3 +28,9 @@ def end_turn(s):
     s[O_CURRENT] = nxt
     s[O_PHASE] = PH_PLAY
     s[O_TURN] += 1
+
+
+# ------------------------------------------------------------------ names
+def name_done(state, a: int) -> str:
+    ctx = context(state)
+    return f"{ctx}: done" if ctx else "done"
