@@ -205,7 +205,7 @@ def _encode_player(s, T, p, k, out):
         out[X_DISCARD + k * E.NT + t] = s[O_DISCARD + p * E.NT + t]
     if s[O_TOP + p] >= 0:
         out[X_TOP + k * E.NT + s[O_TOP + p]] = 1.0
-    vp = god_scores(s, T, p)
+    vp = god_scores(s, T, np.int64(p))  # int64 as from score_player: one compiled version
     for i in range(E.NGODS):
         out[X_VP + k * E.NGODS + i] = vp[i]
 

@@ -188,6 +188,8 @@ def test_a_change_to_one_rules_module_reaches_the_cached_entry_points(tmp_path):
                     ignore=shutil.ignore_patterns("__pycache__", "policies"))
     script = """
 import numpy as np
+import concordia_env
+print(concordia_env.__file__)
 from concordia_env import engine as E
 from concordia_env.state import new_game
 st = new_game("italia", 2, seed=0)
@@ -195,12 +197,19 @@ mask = np.zeros(E.NUM_ACTIONS, np.int8)
 E.random_playout(st.s, st.game.tables, mask, 0, 60)
 print(int(st.s[E.O_TURN]))
 """
-    env = {"PYTHONPATH": str(pkg)}
-    first = run_python(script, tmp_path / "cache", **env)
-    assert first.returncode == 0, first.stderr[-3000:]
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", jit.CACHE_ENV)}
+    env.update({jit.CACHE_ENV: str(tmp_path / "cache"), "PYTHONPATH": str(pkg)})
+
+    def run():  # from the copy's folder: the working tree's package must not shadow the copy
+        proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env,
+                              cwd=pkg, timeout=600)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        assert proc.stdout.startswith(str(pkg)), proc.stdout
+        return proc
+
+    first = run()
     turn = pkg / "concordia_env" / "rules" / "turn.py"
     turn.write_text(turn.read_text().replace("s[O_TURN] += 1", "s[O_TURN] += 1000"))
-    second = run_python(script, tmp_path / "cache", **env)
-    assert second.returncode == 0, second.stderr[-3000:]
-    before, after = int(first.stdout), int(second.stdout)
+    second = run()
+    before, after = int(first.stdout.split()[-1]), int(second.stdout.split()[-1])
     assert 0 < before < 1000 <= after

@@ -3,6 +3,8 @@ the Tribunus variant (paid in sestertii to the first two places)."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from . import rule
 from .layout import (
     GOD_JUPITER,
@@ -106,7 +108,7 @@ def god_scores(s, T, p):
 @rule(inline="always")
 def score_total(s, T, p):
     """Player ``p``'s VP if the game were scored now."""
-    v = god_scores(s, T, p)
+    v = god_scores(s, T, np.int64(p))  # int64 whatever the caller's int: one compiled version
     return v[0] + v[1] + v[2] + v[3] + v[4] + v[5] + v[6]
 
 
