@@ -389,7 +389,7 @@ def test_diplomat_copies_mercator_amount(st, card, gain):
     sc.set_discard(st, 2, ["Praefectus", card])
     before = coins(st)
     sc.act(st, "play", "Diplomat (Jupiter)")
-    assert st.legal_actions() == [sc.action_id(st, "copy", card)]
+    assert st.legal_actions() == [E.A_DONE, sc.action_id(st, "copy", card)]  # copying is optional
     sc.act(st, "copy", card)
     assert coins(st) == before + gain
     assert st.phase == E.PH_MERCATOR and int(st.field("top")[P]) == ctype(st, "Diplomat (Jupiter)")
@@ -426,16 +426,38 @@ def test_diplomat_copies_any_other_player_but_not_diplomats_or_own_pile(st):
     sc.set_discard(st, 2, ["Colonus"])
     sc.set_discard(st, 3, ["Senator"])
     sc.act(st, "play", "Diplomat (Jupiter)")
-    assert set(st.legal_actions()) == {sc.action_id(st, "copy", k) for k in ("Colonus", "Senator")}
+    assert set(st.legal_actions()) == {E.A_DONE} | {sc.action_id(st, "copy", k) for k in ("Colonus", "Senator")}
 
 
-def test_diplomat_not_playable_with_nothing_to_copy(st):
+def test_diplomat_with_nothing_to_copy_is_a_turn_without_effect(st):
+    """German rulebook: a turn is playing one card, and the Diplomat's player *may* carry out the
+    copied action. With nothing to copy, the Diplomat is still playable and ends the turn."""
     sc.set_discard(st, P, ["Mercator (3)"])  # own pile does not count
-    sc.set_discard(st, 1, ["Diplomat (Mars)"])
+    sc.set_discard(st, 1, ["Diplomat (Mars)"])  # a Diplomat cannot be copied
     sc.set_discard(st, 2, [])  # emptied by a Tribunus
-    assert not sc.is_legal(st, "play", "Diplomat (Jupiter)")
-    sc.set_discard(st, 3, ["Diplomat (Saturnus)", "Tribunus"])
+    sc.set_discard(st, 3, [])
     assert sc.is_legal(st, "play", "Diplomat (Jupiter)")
+    before = {f: st.field(f).copy() for f in ("coins", "goods", "colonist", "houses")}
+    hand, turn = int(st.field("hand")[P].sum()), int(st.field("turn"))
+    sc.act(st, "play", "Diplomat (Jupiter)")
+    assert st.phase == E.PH_PLAY and st.active_player == 1 and int(st.field("turn")) == turn + 1
+    assert all((st.field(f) == v).all() for f, v in before.items())
+    assert int(st.field("hand")[P].sum()) == hand - 1
+    assert int(st.field("top")[P]) == ctype(st, "Diplomat (Jupiter)")
+    assert int(st.field("discard")[P].sum()) == 2
+
+
+def test_diplomat_may_decline_to_copy_but_a_copied_praefectus_must_act(st):
+    sc.set_discard(st, 3, ["Praefectus"])
+    sc.act(st, "play", "Diplomat (Jupiter)")
+    assert st.legal_actions() == [E.A_DONE, sc.action_id(st, "copy", "Praefectus")]
+    assert st.action_to_string(E.A_DONE) == "Diplomat: done"
+    declined = st.clone()
+    before = coins(declined)
+    declined.apply(E.A_DONE)
+    assert declined.phase == E.PH_PLAY and declined.active_player == 1 and coins(declined) == before
+    sc.act(st, "copy", "Praefectus")
+    assert st.phase == E.PH_PRAEFECTUS and E.A_DONE not in st.legal_actions()
 
 
 def test_diplomat_copying_tribunus_takes_back_own_cards(st):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from . import play, rule
-from .layout import A_COPY, K_DIPLOMAT, O_NPLAYERS, O_PHASE, O_TOP, PH_DIPLOMAT, T_TYPE_KIND
+from .layout import A_COPY, A_DONE, K_DIPLOMAT, O_NPLAYERS, O_PHASE, O_TOP, PH_DIPLOMAT, T_TYPE_KIND
 from .names import KIND_NAMES
 
 
@@ -20,27 +20,21 @@ def copyable_top(s, T, q):
 
 
 @rule()
-def copy_available(s, T, p):
-    """Whether some other player's discard top can be copied by ``p``."""
-    for q in range(s[O_NPLAYERS]):
-        if q != p and copyable_top(s, T, q) >= 0:
-            return True
-    return False
-
-
-@rule()
 def start(s):
     s[O_PHASE] = PH_DIPLOMAT
 
 
 @rule(inline="always")
 def legal(s, T, p, mask):
-    """Copy the action of any other player's discard top."""
+    """Copy the action of any other player's discard top, or not: the Diplomat's player *may*
+    carry out the copied action (German rulebook), so 'done' ends the turn without one. With
+    nothing to copy, 'done' is all there is and :func:`~.kernel.step` applies it at once."""
     for q in range(s[O_NPLAYERS]):
         if q != p:
             k = copyable_top(s, T, q)
             if k >= 0:
                 mask[A_COPY + k] = 1
+    mask[A_DONE] = 1
 
 
 @rule()

@@ -33,11 +33,10 @@ from .names import card_type_name
 
 @rule(inline="always")
 def legal(s, T, p, mask):
-    """Any card in hand may be played (a Diplomat only while it has something to copy)."""
+    """Any card in hand may be played: a turn is playing one card (the German rulebook), so a
+    Diplomat is playable even with nothing to copy (then the turn has no effect)."""
     for t in range(NT):
         if s[O_HAND + p * NT + t] > 0:
-            if T[T_TYPE_KIND + t] == K_DIPLOMAT and not diplomat.copy_available(s, T, p):
-                continue
             mask[A_PLAY + t] = 1
 
 
