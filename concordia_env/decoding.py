@@ -27,9 +27,10 @@ import numpy as np
 from . import engine as E
 from .board import deck_card_ids
 from .data import MAP_NAMES
-from .encoding import OBSERVATION_SIZE, unpack
+from .encoding import OBSERVATION_FIELDS, OBSERVATION_LAYOUT, OBSERVATION_SIZE, observation_bounds, unpack
 from .game import get_game, initial_state
 from .state import GameState
+from .validation import MAX_COINS, MAX_SCORE, MAX_TURN, state_violations
 
 #: per-player state field <- observation block holding the same numbers
 _PLAYER_ROWS = (("coins", "coins"), ("goods", "goods"), ("hand", "hand"), ("discard", "discard"),
@@ -45,12 +46,65 @@ def _bits(flags: np.ndarray) -> int:
     return int(sum(1 << i for i, f in enumerate(flags) if f))
 
 
+#: blocks the observation space leaves unbounded, bounded as check_invariants bounds the state
+#: fields behind them (VP: a player's VP per god stay below the intermediate-score bound)
+_OPEN_BOUNDS = {"turn": MAX_TURN, "coins": MAX_COINS, "intermediate_score": MAX_SCORE,
+                "victory_points": MAX_SCORE}
+_SEAT_FIRST = frozenset(name for name, shape, _ in OBSERVATION_FIELDS
+                        if shape[0] == E.MAXP and not name.startswith("own_"))
+
+
+def _upper_bounds() -> np.ndarray:
+    """The observation space's upper bounds (the same for every map: both share the card set),
+    with the open ones closed by :data:`_OPEN_BOUNDS`."""
+    high = observation_bounds(get_game(MAP_NAMES[0]).tables)[1].astype(np.float64)
+    for name, bound in _OPEN_BOUNDS.items():
+        high[OBSERVATION_LAYOUT[name]] = bound
+    assert np.isfinite(high).all(), "an observation block is left unbounded"
+    return high
+
+
+_HIGH: np.ndarray | None = None
+
+
+def _where(name: str, index: tuple[int, ...]) -> str:
+    """Where ``index`` of block ``name`` is, in a player's words."""
+    if name == "city_colonists":
+        c, k, sea = index
+        return f"{'sea' if sea else 'land'} colonists of seat {k} in city {c}"
+    rest = f" [{', '.join(map(str, index[1:]))}]" if len(index) > 1 else ""
+    if name in _SEAT_FIRST:
+        return f"seat {index[0]}{rest}"
+    if name.startswith("city_"):
+        return f"city {index[0]}{rest}"
+    if name.startswith("display_"):
+        return f"display position {index[0] + 1}{rest}"
+    return f"index {list(index)}"
+
+
 def _check_vector(obs: np.ndarray) -> np.ndarray:
+    """``obs`` as an array, once every value is a whole number inside the observation space:
+    checked on the raw values, so nothing later converts, indexes or loops over an absurd one."""
+    global _HIGH
     obs = np.asarray(obs)
     if obs.shape != (OBSERVATION_SIZE,):
         raise ValueError(f"observation must have shape ({OBSERVATION_SIZE},), got {obs.shape}")
+    if not np.issubdtype(obs.dtype, np.number) or np.iscomplexobj(obs):
+        raise ValueError(f"observation must hold numbers, got dtype {obs.dtype}")
     if not np.isfinite(obs).all() or (obs < 0).any() or (obs != np.round(obs)).any():
         raise ValueError("observation must hold non-negative whole numbers (is it scaled or corrupt?)")
+    if _HIGH is None:
+        _HIGH = _upper_bounds()
+    over = np.flatnonzero(obs > _HIGH)
+    if over.size:
+        i = int(over[0])
+        name, shape, _ = next(f for f in OBSERVATION_FIELDS if OBSERVATION_LAYOUT[f[0]].start <= i
+                              < OBSERVATION_LAYOUT[f[0]].stop)
+        index = tuple(int(x) for x in np.unravel_index(i - OBSERVATION_LAYOUT[name].start, shape))
+        kind = " (a flag or one-hot block: 0 or 1)" if _HIGH[i] == 1 else ""
+        more = f" (and {over.size - 1} more value(s) out of bounds)" if over.size > 1 else ""
+        raise ValueError(f"observation's '{name}' block holds {float(obs[i]):g} at {_where(name, index)}, "
+                         f"above its bound {_HIGH[i]:g}{kind}: not the observation of a legal state{more}")
     return obs
 
 
@@ -136,6 +190,11 @@ def state_from_observation(obs: np.ndarray) -> GameState:  # noqa: C901
     put("ctx_keep_player", _argmax_or(o["deciding_seat"][:n]) if phase == E.PH_KEEP else -1)
 
     _rebuild_deck(s, T, game, n, o)
+    # an observation whose blocks contradict each other (houses left against houses shown, ...)
+    # rebuilds a state against the rules: refuse it before the engine computes legal actions on it
+    violations = state_violations(game, s)
+    if violations:
+        raise ValueError("observation does not describe a legal state: " + "; ".join(violations))
     return GameState(game, s)
 
 

@@ -178,18 +178,42 @@ class GameState:
         return json.dumps(doc, separators=(",", ":"))
 
     @classmethod
-    def from_json(cls, text: str) -> GameState:
-        """Restore a state written by :meth:`to_json`.
+    def from_json(cls, text: str | bytes, source: str | None = None) -> GameState:
+        """Restore a state written by :meth:`to_json` (``str``, or UTF-8 ``bytes`` as read
+        from a file). ``source`` names the document in messages, e.g. the file it came from.
 
         Raises ``ValueError`` saying what is wrong for malformed, corrupt or
-        rule-breaking input."""
+        rule-breaking input: also for what ``json`` itself would raise otherwise
+        (non-UTF-8 bytes, nesting deeper than the recursion limit, integers of
+        more than 4300 digits), so one ``except ValueError`` covers any file."""
         from .validation import state_from_document
 
+        where = f"{source}: " if source is not None else ""
+        if isinstance(text, (bytes, bytearray, memoryview)):
+            try:
+                text = bytes(text).decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise ValueError(f"{where}state is not UTF-8 text: {exc}") from None
+        if not isinstance(text, str):
+            raise ValueError(f"{where}state is not valid JSON: expected str or bytes, got {type(text).__name__}")
         try:
             doc = json.loads(text)
-        except (TypeError, json.JSONDecodeError) as exc:
-            raise ValueError(f"state is not valid JSON: {exc}") from None
-        return state_from_document(doc)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{where}state is not valid JSON: {exc}") from None
+        except RecursionError:
+            raise ValueError(f"{where}state is not a Concordia state: its JSON is nested deeper than Python's "
+                             "recursion limit (a state nests 2 levels)") from None
+        except ValueError as exc:  # an int literal over sys.get_int_max_str_digits() digits
+            raise ValueError(f"{where}state is not a Concordia state: {exc}") from None
+        try:
+            return state_from_document(doc)
+        except ValueError as exc:
+            if where:
+                raise ValueError(f"{where}{exc}") from None
+            raise
+        except RecursionError:  # a nested value that escaped the shape checks: never a state
+            raise ValueError(f"{where}invalid Concordia state: nested deeper than Python's recursion "
+                             "limit") from None
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, GameState) and other.game is self.game and np.array_equal(other.s, self.s)

@@ -2,9 +2,11 @@
 
 :func:`check_invariants` lists every way a :class:`~concordia_env.state.GameState`
 breaks the rules' invariants (storehouse limits, colonist placement, route
-occupancy, houses, card conservation, city tokens, bonus markers, the deck and
-display, the Concordia card, absent seats, ...), one readable message each,
-naming the field and the player, city or route concerned.
+occupancy, houses, card conservation and ownership, city tokens, bonus markers,
+the deck's order and the display, the Concordia card, goods waiting for an
+overflow choice, absent seats, bounds on the counters the rules leave open,
+...), one readable message each, naming the field and the player, city or
+route concerned. A state it accepts encodes inside the observation space.
 
 :func:`state_from_document` turns a parsed JSON document (see
 ``GameState.to_json``) back into a state, rejecting anything malformed,
@@ -68,6 +70,34 @@ F_INCOMING = _FI["incoming"]
 F_INTER_DONE = _FI["inter_done"]
 F_INTER_SCORE = _FI["inter_score"]
 
+# --------------------------------------------- bounds on fields the rules leave open
+# The rules bound most fields (12 storehouse slots, 15 houses, 6 colonists, the cards in the
+# box); sestertii, the card-play counter and VP are unbounded ("goods and coins are
+# unlimited"). A state must still keep them far from int32 overflow, or a few moves later
+# the kernel's arithmetic wraps. No real game comes near these bounds: random play ends
+# within about 1,000 card plays and 1,000 sestertii, heuristic play well within. A card play
+# gains at most about 100 sestertii (a Mercator selling 12 cloth), so even a game played on
+# for MAX_TURN plays from MAX_COINS stays below 1e8, a twentieth of 2**31. Each bound is
+# below 2**24, so the float32 observation holds every accepted value exactly.
+#: most card plays a game may count (field 'turn')
+MAX_TURN = 1_000_000
+#: most sestertii a player may hold (field 'coins')
+MAX_COINS = 1_000_000
+#: most VP an intermediate scoring may have counted (field 'inter_score'). VP grow with money
+#: through Vesta only, one Senator per player: (sestertii + goods) // 10 <= 100_009 here; every
+#: other god is capped by houses, provinces, goods and colonists (a few hundred VP in all).
+MAX_SCORE = 1_000_000
+#: goods the active player may receive beyond one per house: the Praefectus bonus (2 with
+#: the Praefectus Magnus); bounds field 'incoming' together with the houses of each good
+MAX_BONUS_GOODS = 2
+#: A loaded state must leave the game room to go on inside the bounds above, or playing on
+#: from it would break them: loading refuses a turn counter or sestertii above a tenth of the
+#: bound. From there a game stays inside the bounds for 900,000 more card plays, and for at
+#: least 9,000 at the highest gain per play: nine times the longest real game. (The
+#: intermediate score does not grow in play: it is set once per scoring from the VP then.)
+LOAD_LIMITS = {"turn": MAX_TURN // 10, "coins": MAX_COINS // 10}
+_LIMIT_OF_INVARIANTS = {"turn": MAX_TURN, "coins": MAX_COINS}
+
 # ------------------------------------------------- auxiliary table (per map)
 _AUX_FIELDS: tuple[tuple[str, tuple[int, ...]], ...] = (
     ("players_ok", (E.MAXP + 1,)),  # 1 if that many players may play this map
@@ -81,6 +111,7 @@ _AUX_FIELDS: tuple[tuple[str, tuple[int, ...]], ...] = (
     ("tribunus", ()), ("senator", ()),  # card types that are never bought or lost
     ("diplomat", (E.NT,)),  # 1 for Diplomat card types
     ("max_any", ()),  # most '?' under one display position
+    ("card_deck", (E.NCARD,)),  # deck (0 for I, 1 for II, ...) of each card id
 )
 _AUX_LAYOUT: dict[str, tuple[int, tuple[int, ...], int]] = {}
 _off = 0
@@ -104,6 +135,7 @@ X_TRIB = _AUX_LAYOUT["tribunus"][0]
 X_SEN = _AUX_LAYOUT["senator"][0]
 X_DIPLOMAT = _AUX_LAYOUT["diplomat"][0]
 X_MAX_ANY = _AUX_LAYOUT["max_any"][0]
+X_CARD_DECK = _AUX_LAYOUT["card_deck"][0]
 NLETTERS = 4
 
 # ------------------------------------------------------------ violation codes
@@ -119,7 +151,8 @@ MAXERR = 64  # rows kept; the kernel still counts the ones beyond
  C_CONC_CARDS, C_CONC_UNEARNED, C_OVER_NO_CONC, C_OVER_ACTIVE, C_CTX_KIND, C_MERC_BOTH,
  C_MERC_KINDS, C_ARCH_POINTS, C_BUY_COUNT, C_CONSUL_FLAG, C_PAY_LEFT, C_ACTIVE_TOP,
  C_TRIB_DISCARD, C_COPY_SOURCE, C_KEEP, C_INCOMING_NEG, C_INCOMING_NONZERO, C_INTER_OFF,
- C_INTER_DONE, C_INTER_SCORE, C_INTER_RESET, C_ABSENT, C_PLAYER_RANGE) = range(74)
+ C_INTER_DONE, C_INTER_SCORE, C_INTER_RESET, C_ABSENT, C_PLAYER_RANGE, C_CARDS_START, C_DECK_ORDER,
+ C_INCOMING_MAX, C_INCOMING_RESOLVED) = range(78)
 
 
 # Explicit signatures: one compiled version each, whatever int types the call sites pass
@@ -181,7 +214,7 @@ def _check(s, T, X, out):  # noqa: C901
     k = _range(out, k, s, E.O_PM, F_PM, 0, n - 1)
     k = _range(out, k, s, E.O_CONCORDIA, F_CONCORDIA, -1, n - 1)
     k = _range(out, k, s, E.O_START, F_START, 0, n - 1)
-    k = _range(out, k, s, E.O_TURN, F_TURN, 0, 2147483647)
+    k = _range(out, k, s, E.O_TURN, F_TURN, 0, MAX_TURN)
     k = _range(out, k, s, E.O_INTERMEDIATE, F_INTERMEDIATE, 0, 1)
     k = _range(out, k, s, E.O_KIND, F_KIND, 0, E.NK - 1)
     k = _range(out, k, s, E.O_POINTS, F_POINTS, 0, E.NCOL)
@@ -246,6 +279,15 @@ def _check(s, T, X, out):  # noqa: C901
                     want = X[X_TOKENS + L * E.NG + g]
                     if counts[L, g] != want:
                         k = _e(out, k, C_CITY_TOKENS, L, g, counts[L, g], want, 0)
+    # houses of each player in cities of each good: what a production can bring them
+    own = np.zeros((E.MAXP, E.NG), np.int64)
+    if city_ok:
+        for c in range(1, nc):
+            h = s[E.O_HOUSES + c]
+            if h > 0 and (h >> n) == 0:
+                for q in range(n):
+                    if (h >> q) & 1:
+                        own[q, s[E.O_CITY_GOOD + c]] += 1
     for q in range(E.NPV):
         mg = s[E.O_MARKER_GOOD + q]
         ma = s[E.O_MARKER_ACTIVE + q]
@@ -304,7 +346,8 @@ def _check(s, T, X, out):  # noqa: C901
                     break
             continue
 
-        if s[E.O_COINS + q] < 0:
+        # coins: never negative, and far from int32 overflow (MAX_COINS)
+        if s[E.O_COINS + q] < 0 or s[E.O_COINS + q] > MAX_COINS:
             k = _e(out, k, C_COINS, q, s[E.O_COINS + q], 0, 0, 0)
         stored = 0
         goods_ok = True
@@ -319,6 +362,11 @@ def _check(s, T, X, out):  # noqa: C901
                 k = _e(out, k, C_INCOMING_NEG, q, g, w, 0, 0)
             elif w > 0 and ph != E.PH_KEEP:
                 k = _e(out, k, C_INCOMING_NONZERO, q, g, w, ph, 0)
+            elif w > 0 and city_ok:
+                # one good per house in a city of that good, plus the active player's bonus
+                bonus = MAX_BONUS_GOODS if q == p else 0
+                if w > own[q, g] + bonus:
+                    k = _e(out, k, C_INCOMING_MAX, q, g, w, own[q, g], bonus)
         # colonists
         in_store = 0
         on_board_land = 0
@@ -376,6 +424,10 @@ def _check(s, T, X, out):  # noqa: C901
                 cards_ok = False
             held[t] += a + b
             ndisc += b
+            # cards never leave a player: each keeps their own starting cards (Tribunus and
+            # Senator have their own exactly-one checks below)
+            if a >= 0 and b >= 0 and t != X[X_TRIB] and t != X[X_SEN] and a + b < X[X_START + t]:
+                k = _e(out, k, C_CARDS_START, q, t, a + b, X[X_START + t], 0)
         top = s[E.O_TOP + q]
         if top < -1 or top >= E.NT:
             k = _e(out, k, C_TOP_RANGE, q, top, 0, 0, 0)
@@ -402,7 +454,7 @@ def _check(s, T, X, out):  # noqa: C901
                 k = _e(out, k, C_INTER_OFF, q, dn, sc, 0, 0)
         elif dn != 0 and dn != 1:
             k = _e(out, k, C_INTER_DONE, q, dn, 0, 0, 0)
-        elif sc < 0 or (sc > 0 and dn == 0):
+        elif sc < 0 or sc > MAX_SCORE or (sc > 0 and dn == 0):
             k = _e(out, k, C_INTER_SCORE, q, sc, dn, 0, 0)
     if s[E.O_INTERMEDIATE] == 1:
         all_done = True
@@ -443,6 +495,7 @@ def _check(s, T, X, out):  # noqa: C901
         k = _e(out, k, C_DECK_POS, dpos, lo, want_len, 0, 0)
         deck_ok = False
     pos_of = np.full(E.NCARD, -1, np.int64)
+    prev_pos = -1  # last valid position still to draw
     for i in range(E.NCARD):
         cid = s[E.O_DECK + i]
         if i >= want_len:
@@ -457,6 +510,14 @@ def _check(s, T, X, out):  # noqa: C901
             deck_ok = False
         else:
             pos_of[cid] = i
+            # cards still to draw come in stacking order: deck I on top, then II, ...
+            # cards still to draw come in stacking order: deck I on top, then II, ... (not a
+            # stricter "the undrawn cards are the bottom of the stack": scenario.set_display
+            # lays out puzzle displays with cards taken from anywhere in the deck)
+            if i >= dpos:
+                if prev_pos >= 0 and X[X_CARD_DECK + cid] < X[X_CARD_DECK + s[E.O_DECK + prev_pos]]:
+                    k = _e(out, k, C_DECK_ORDER, i, cid, prev_pos, s[E.O_DECK + prev_pos], 0)
+                prev_pos = i
     buying = ph == E.PH_BUY or ph == E.PH_PAY
     bought_pos = s[E.O_BOUGHT_POS] if buying else 0
     shown = 0
@@ -547,7 +608,8 @@ def _check(s, T, X, out):  # noqa: C901
         elif ph == E.PH_PAY:
             kind_fits = kind == E.K_SENATOR
         elif ph == E.PH_KEEP:
-            kind_fits = kind == E.K_PRAEFECTUS or (E.K_SPECIALIST <= kind < E.K_SPECIALIST + E.NG)
+            # a specialist produces one kind of good, which never leaves a choice
+            kind_fits = kind == E.K_PRAEFECTUS
         if not kind_fits:
             k = _e(out, k, C_CTX_KIND, kind, ph, 0, 0, 0)
         elif ph == E.PH_TRIBUNUS:
@@ -609,6 +671,16 @@ def _check(s, T, X, out):  # noqa: C901
         free = E.free_slots(s, T, x)
         if not (kinds >= 2 and 0 < free < total):
             k = _e(out, k, C_KEEP, x, total, kinds, free, 0)
+        # goods are stored in turn order from the active player: those before x have none waiting
+        if act_ok:
+            for o in range(n):
+                q = (p + o) % n
+                if q == x:
+                    break
+                for g in range(E.NG):
+                    if s[E.O_INCOMING + q * E.NG + g] != 0:
+                        k = _e(out, k, C_INCOMING_RESOLVED, q, x, p, 0, 0)
+                        break
     elif ph == E.PH_KEEP and x == -1:
         k = _e(out, k, C_KEEP, x, 0, 0, 0, 0)
     return k
@@ -658,6 +730,12 @@ def _aux(map_name: str) -> np.ndarray:
             lens[n] = sum(len(ids[d]) for d in decks)
     put("deck_ok", ok)
     put("deck_len", lens)
+    # setup stacks the decks a player count uses in order, deck I on top: the deck of each
+    # card lets the kernel check the order of the cards still to draw
+    card_deck = np.full(E.NCARD, -1, dtype=np.int32)
+    for i, cids in enumerate(ids.values()):
+        card_deck[cids] = i
+    put("card_deck", card_deck)
     start = np.zeros(E.NT, dtype=np.int32)
     for t in comp.starting_hand:
         start[t] += 1
@@ -707,6 +785,14 @@ def _describer(game: Game, s: np.ndarray):  # noqa: C901
             return f"card {cid} ({ctypes[int(game.tables[E.T_CARD_TYPE + cid])].name})"
         return f"card id {cid}"
 
+    deck_names = list(game.components.decks)
+
+    def deck_name(i):
+        return deck_names[i] if 0 <= i < len(deck_names) else f"#{i}"
+
+    def c_deck(cid):
+        return int(_aux(game.name)[X_CARD_DECK + cid]) if 0 <= cid < E.NCARD else -1
+
     def bits(x, names):
         return "{" + ", ".join(names(i) for i in range(32) if (int(x) >> i) & 1) + "}"
 
@@ -723,7 +809,8 @@ def _describer(game: Game, s: np.ndarray):  # noqa: C901
         if code == C_PHASE:
             return f"field 'phase' is {a}, not a phase (0..{E.PH_OVER})"
         if code == C_SCALAR:
-            return f"field '{_FIELD_NAMES[a]}' is {b}, outside the allowed range {c}..{d}"
+            why = " (a bound no real game reaches)" if a == F_TURN else ""
+            return f"field '{_FIELD_NAMES[a]}' is {b}, outside the allowed range {c}..{d}{why}"
         if code == C_PLAYER_RANGE:
             return f"field '{_FIELD_NAMES[a]}': player {b} has {c}, outside the allowed range {d}..{e}"
         if code == C_CURRENT:
@@ -732,7 +819,8 @@ def _describer(game: Game, s: np.ndarray):  # noqa: C901
                    else "the active player decides")
             return f"field 'current' is {a} but should be {b} in phase {phase(c)}: {why}"
         if code == C_COINS:
-            return f"field 'coins': player {a} has {b} sestertii (must be >= 0)"
+            return (f"field 'coins': player {a} has {b} sestertii (must be >= 0, and at most {MAX_COINS}, "
+                    "a bound no real game reaches)")
         if code == C_GOODS:
             return f"field 'goods': player {a} has {c} {good(b)} (must be >= 0)"
         if code == C_STORE:
@@ -887,7 +975,22 @@ def _describer(game: Game, s: np.ndarray):  # noqa: C901
         if code == C_INTER_DONE:
             return f"field 'inter_done': player {a} has {b} (0 or 1)"
         if code == C_INTER_SCORE:
-            return f"field 'inter_score': player {a} has {b} with inter_done {c} (>= 0, and 0 until scored)"
+            return (f"field 'inter_score': player {a} has {b} with inter_done {c} (0..{MAX_SCORE}, "
+                    "and 0 until scored)")
+        if code == C_CARDS_START:
+            return (f"fields 'hand'/'discard': player {a} has {c} of {ctype(b)} but started with {d} "
+                    "(cards never leave their player)")
+        if code == C_DECK_ORDER:
+            return (f"field 'deck': position {a} still to draw holds {card(b)} of deck {deck_name(c_deck(b))}, "
+                    f"below {card(d)} of deck {deck_name(c_deck(d))} at position {c} (the decks are stacked "
+                    "I on top, then II, ...)")
+        if code == C_INCOMING_MAX:
+            extra = f" + {e} Praefectus bonus" if e else ""
+            return (f"field 'incoming': player {a} receives {c} {good(b)}, more than production can bring "
+                    f"(one per house in a {good(b)} city: {d}{extra})")
+        if code == C_INCOMING_RESOLVED:
+            return (f"field 'incoming': player {a} still has goods waiting though production is stored in "
+                    f"turn order from active player {c} and player {b} is choosing now")
         if code == C_INTER_RESET:
             return "field 'inter_score': every player was scored but the scores were not reset to 0"
         if code == C_ABSENT:
@@ -924,15 +1027,34 @@ def check_invariants(state) -> list[str]:
 
 
 _TOP_KEYS = ("format", "version", "map")
+_MAX_LISTED = 10  # unknown or missing field names listed in one message
+
+
+def _short(value: Any) -> str:
+    """A short description of a (hostile) JSON value for a message, at a cost independent of
+    its size: containers by length (repr of a deeply nested one overflows the recursion limit),
+    huge ints by bit length (str of one over 4300 digits raises), other values cut to 40."""
+    if isinstance(value, (list, dict)):
+        return f"of length {len(value)}"
+    if type(value) is int and not -2**63 <= value < 2**63:
+        return f"of {value.bit_length()} bits"
+    if isinstance(value, str):
+        return repr(value[:40])
+    return repr(value)[:40]
+
+
+def _listed(names: list[str]) -> str:
+    more = len(names) - _MAX_LISTED
+    return ", ".join(names[:_MAX_LISTED]) + (f" and {more} more" if more > 0 else "")
 
 
 def _shape_problems(name: str, value: Any, shape: tuple[int, ...], path: str, out: list, flat: list) -> None:
     """Check that ``value`` is a nested list of ints of ``shape``; append ints to ``flat``."""
     if not shape:
         if type(value) is not int:  # bool, float, str, None, list ... are all wrong
-            out.append(f"field '{name}'{path} must be an int, got {type(value).__name__} {value!r:.40}")
+            out.append(f"field '{name}'{path} must be an int, got {type(value).__name__} {_short(value)}")
         elif not -2**31 <= value < 2**31:
-            out.append(f"field '{name}'{path} = {value} does not fit a 32-bit int")
+            out.append(f"field '{name}'{path} = {_short(value)} does not fit a 32-bit int")
         else:
             flat.append(value)
             return
@@ -955,8 +1077,9 @@ def state_from_document(doc: Any) -> GameState:
 
     Raises ``ValueError`` listing what is wrong: not an object, wrong format or
     version, unknown map, missing or unknown fields, wrong shapes, non-int
-    values, rule-invariant violations (see :func:`check_invariants`), or a
-    running game in which the player to move has no legal action."""
+    values, rule-invariant violations (see :func:`check_invariants`), a turn
+    counter or sestertii above :data:`LOAD_LIMITS` (too close to the bounds to
+    play on), or a running game in which the player to move has no legal action."""
     from .state import STATE_FORMAT, STATE_VERSION, GameState
 
     def fail(problems: list[str]) -> None:
@@ -965,20 +1088,21 @@ def state_from_document(doc: Any) -> GameState:
     if not isinstance(doc, dict):
         fail([f"expected a JSON object, got {type(doc).__name__}"])
     problems: list[str] = []
-    if doc.get("format") != STATE_FORMAT:
-        problems.append(f"'format' must be {STATE_FORMAT!r}, got {doc.get('format')!r:.60}")
+    fmt = doc.get("format")
+    if type(fmt) is not str or fmt != STATE_FORMAT:
+        problems.append(f"'format' must be {STATE_FORMAT!r}, got {_short(fmt)}")
     version = doc.get("version")
     if type(version) is not int or version != STATE_VERSION:
-        problems.append(f"'version' must be {STATE_VERSION}, got {version!r:.60}")
+        problems.append(f"'version' must be {STATE_VERSION}, got {_short(version)}")
     map_name = doc.get("map")
     if not isinstance(map_name, str) or map_name not in MAP_NAMES:
-        problems.append(f"'map' must be one of {list(MAP_NAMES)}, got {map_name!r:.60}")
+        problems.append(f"'map' must be one of {list(MAP_NAMES)}, got {_short(map_name)}")
     missing = [name for name in _FIELD_NAMES if name not in doc]
     if missing:
-        problems.append(f"missing field(s): {', '.join(missing)}")
-    unknown = [str(key) for key in doc if key not in _FI and key not in _TOP_KEYS]
+        problems.append(f"missing field(s): {_listed(missing)}")
+    unknown = [str(key)[:40] for key in doc if key not in _FI and key not in _TOP_KEYS]
     if unknown:
-        problems.append(f"unknown field(s): {', '.join(sorted(unknown))}")
+        problems.append(f"unknown field(s): {_listed(sorted(unknown))}")
     flat: list[int] = []
     for name, shape in E.STATE_FIELDS:
         if name in doc:
@@ -988,6 +1112,12 @@ def state_from_document(doc: Any) -> GameState:
     s = np.asarray(flat, dtype=np.int32)
     game = get_game(map_name)
     violations = state_violations(game, s)
+    for name, limit in LOAD_LIMITS.items():
+        # only where the invariants hold: past them the kernel's own message says it
+        top = int(E.field_view(s, name).max())
+        if limit < top <= _LIMIT_OF_INVARIANTS[name]:
+            violations.append(f"field '{name}' holds {top}, above {limit}, the most a loaded state may "
+                              f"hold (a tenth of the bound {_LIMIT_OF_INVARIANTS[name]}, so play can go on)")
     if violations:
         fail(violations)
     state = GameState(game, s)

@@ -24,7 +24,14 @@ from concordia_env.arena.records import (
     save_record,
     verify_record,
 )
-from concordia_env.arena.tournament import format_table, run_tournament, seat_specs, wilson_interval, write_results
+from concordia_env.arena.tournament import (
+    RECORDS_MANIFEST,
+    format_table,
+    run_tournament,
+    seat_specs,
+    wilson_interval,
+    write_results,
+)
 
 
 class FirstAgent(Agent):
@@ -223,7 +230,8 @@ def test_seat_rotation_balance(with_first_agent, tmp_path):
     assert sum(a["wins"] for a in per.values()) == 6
     assert all(sum(a["seat_wins"]) == a["wins"] for a in per.values())
     files = sorted(p.name for p in tmp_path.iterdir())
-    assert files == [f"game_{g:05d}.json" for g in range(6)]
+    assert files == [f"game_{g:05d}.json" for g in range(6)] + [RECORDS_MANIFEST]
+    files.remove(RECORDS_MANIFEST)
     for g, name in enumerate(files):
         rec = load_record(tmp_path / name)
         verify_record(rec)

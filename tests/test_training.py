@@ -119,7 +119,8 @@ def test_resume_continues_the_step_count_and_refills_the_pool(tmp_path):
 
     assert train_ppo.main(args("2048")) == 0
     ckpt = tmp_path / "checkpoints" / "step_2048.zip"
-    assert train_ppo.main(args("1024") + ["--resume", str(ckpt)]) == 0
+    # --total-steps is the run's total: 3072 goes on from step 2048 for 1024 more steps
+    assert train_ppo.main(args("3072") + ["--resume", str(ckpt)]) == 0
     assert json.loads((tmp_path / "wall_time.json").read_text())["timesteps"] == 3072
     assert (tmp_path / "checkpoints" / "step_3072.zip").is_file()
     assert list(tmp_path.glob("config-resume-*.json"))
@@ -131,11 +132,13 @@ def test_resume_continues_the_step_count_and_refills_the_pool(tmp_path):
 
 def test_resume_from_a_zip_of_the_earlier_layout(tmp_path):
     # training/release/ppo_italia.zip pickled its features extractor as agents.nets.ObservationScaler
-    args = ["--map", "italia", "--out", str(tmp_path), "--resume", str(REPO / "training" / "release" / "ppo_italia.zip")]
-    args += TINY
-    args[args.index("--total-steps") + 1] = "1024"
+    released = REPO / "training" / "release" / "ppo_italia.zip"
+    start = train_ppo.checkpoint_step(released)
+    assert start > 6_000_000
+    args = ["--map", "italia", "--out", str(tmp_path), "--resume", str(released)] + TINY
+    args[args.index("--total-steps") + 1] = str(start + 1024)  # the run's total: 1024 steps more
     assert train_ppo.main(args) == 0
-    assert json.loads((tmp_path / "wall_time.json").read_text())["timesteps"] > 6_000_000
+    assert json.loads((tmp_path / "wall_time.json").read_text())["timesteps"] == start + 1024
 
 
 def test_same_seed_same_policy(tmp_path):

@@ -80,6 +80,7 @@ import json
 import os
 import re
 import zipfile
+import zlib
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -199,8 +200,14 @@ def read_model_data(path: str | os.PathLike) -> dict[str, Any]:
     try:
         with zipfile.ZipFile(p) as zf:
             data = json.loads(zf.read("data"))
-    except (zipfile.BadZipFile, KeyError, ValueError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{p} is not a stable-baselines3 model file (a zip written by .save()): {exc}") from None
+    # what a damaged zip or a hostile 'data' entry raises besides BadZipFile: a missing entry
+    # (KeyError), bad JSON, non-UTF-8 bytes or an over-long int literal (ValueError), nesting
+    # past the recursion limit, corrupt or truncated compressed data (zlib.error, EOFError), an
+    # unsupported compression method (NotImplementedError) or encryption (RuntimeError)
+    except (zipfile.BadZipFile, KeyError, ValueError, RecursionError, zlib.error, EOFError,
+            NotImplementedError, RuntimeError) as exc:
+        why = "its 'data' entry is nested too deeply" if isinstance(exc, RecursionError) else str(exc)[:300]
+        raise ValueError(f"{p} is not a stable-baselines3 model file (a zip written by .save()): {why}") from None
     if not isinstance(data, dict):
         raise ValueError(f"{p} is not a stable-baselines3 model file (a zip written by .save()): its 'data' "
                          f"entry is a JSON {type(data).__name__}, not an object")

@@ -137,6 +137,16 @@ def _is_int(x: Any) -> bool:
     return isinstance(x, int) and not isinstance(x, bool)
 
 
+def short_repr(x: Any, limit: int = 60) -> str:
+    """``repr(x)`` cut to ``limit`` characters, for messages about values read from a file
+    (which may be huge, deeply nested, or integers too long to print)."""
+    try:
+        text = repr(x)
+    except (ValueError, RecursionError):
+        return f"a {type(x).__name__} too large to show"
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
 def _int_list(x: Any, length: int | None = None) -> bool:
     return isinstance(x, list) and all(_is_int(v) for v in x) and (length is None or len(x) == length)
 
@@ -147,28 +157,29 @@ def validate_record(record: Any) -> None:
     if not isinstance(record, dict):
         raise ValueError(f"a game record is a JSON object, got {type(record).__name__}")
     if record.get("format") != RECORD_FORMAT:
-        raise ValueError(f"not a game record: format is {record.get('format')!r}, expected {RECORD_FORMAT!r}")
-    if record.get("version") != RECORD_VERSION:
-        raise ValueError(f"unsupported game record version {record.get('version')!r} "
-                         f"(this reader knows version {RECORD_VERSION})")
+        raise ValueError(f"not a game record: format is {short_repr(record.get('format'))}, expected {RECORD_FORMAT!r}")
+    version = record.get("version")
+    if not (_is_int(version) and version == RECORD_VERSION):  # not true, 1.0 or "1"
+        raise ValueError(f"unsupported game record version {short_repr(version)} "
+                         f"(this reader knows version {RECORD_VERSION}, an integer)")
     missing = [k for k in ("map", "players", "seed", "intermediate_scoring", "agents", "actions", "result")
                if k not in record]
     if missing:
         raise ValueError(f"game record lacks field(s) {missing}")
     if record["map"] not in MAP_NAMES:
-        raise ValueError(f"record field 'map': unknown map {record['map']!r}; allowed: {list(MAP_NAMES)}")
+        raise ValueError(f"record field 'map': unknown map {short_repr(record['map'])}; allowed: {list(MAP_NAMES)}")
     if not _is_int(record["players"]):
-        raise ValueError(f"record field 'players' must be an int, got {record['players']!r}")
+        raise ValueError(f"record field 'players' must be an int, got {short_repr(record['players'])}")
     check_setup_args(record["map"], record["players"])
     n = record["players"]
     if not _is_int(record["seed"]):
-        raise ValueError(f"record field 'seed' must be an int, got {record['seed']!r}")
+        raise ValueError(f"record field 'seed' must be an int, got {short_repr(record['seed'])}")
     if not isinstance(record["intermediate_scoring"], bool):
         raise ValueError(f"record field 'intermediate_scoring' must be true or false, "
-                         f"got {record['intermediate_scoring']!r}")
+                         f"got {short_repr(record['intermediate_scoring'])}")
     agents = record["agents"]
     if not (isinstance(agents, list) and len(agents) == n and all(isinstance(a, str) for a in agents)):
-        raise ValueError(f"record field 'agents' must be a list of {n} names, got {agents!r}")
+        raise ValueError(f"record field 'agents' must be a list of {n} names, got {short_repr(agents)}")
     actions = record["actions"]
     if not _int_list(actions):
         raise ValueError("record field 'actions' must be a list of ints")
@@ -185,19 +196,19 @@ def _validate_result(result: Any, n: int) -> None:
     if missing:
         raise ValueError(f"record 'result' lacks field(s) {missing}")
     if not _int_list(result["scores"], n):
-        raise ValueError(f"result 'scores' must be {n} ints, got {result['scores']!r}")
+        raise ValueError(f"result 'scores' must be {n} ints, got {short_repr(result['scores'])}")
     vb = result["vp_breakdown"]
     if not (isinstance(vb, list) and len(vb) == n and all(_int_list(row, len(GOD_COLUMNS)) for row in vb)):
         raise ValueError(f"result 'vp_breakdown' must be {n} rows of {len(GOD_COLUMNS)} ints")
     if not (_int_list(result["ranking"], n) and sorted(result["ranking"]) == list(range(n))):
-        raise ValueError(f"result 'ranking' must be an ordering of seats 0..{n - 1}, got {result['ranking']!r}")
+        raise ValueError(f"result 'ranking' must be an ordering of seats 0..{n - 1}, got {short_repr(result['ranking'])}")
     if not isinstance(result["truncated"], bool):
-        raise ValueError(f"result 'truncated' must be true or false, got {result['truncated']!r}")
+        raise ValueError(f"result 'truncated' must be true or false, got {short_repr(result['truncated'])}")
     w = result["winner"]
     if not (w is None or (_is_int(w) and 0 <= w < n)):
-        raise ValueError(f"result 'winner' must be a seat 0..{n - 1} or null, got {w!r}")
+        raise ValueError(f"result 'winner' must be a seat 0..{n - 1} or null, got {short_repr(w)}")
     if not _is_int(result["turns"]) or result["turns"] < 0:
-        raise ValueError(f"result 'turns' must be a non-negative int, got {result['turns']!r}")
+        raise ValueError(f"result 'turns' must be a non-negative int, got {short_repr(result['turns'])}")
 
 
 # ---------------------------------------------------------------- files
@@ -208,18 +219,42 @@ def save_record(record: dict[str, Any], path: str | os.PathLike) -> None:
     write_text_atomic(path, "{\n" + body + "\n}\n")
 
 
+def read_json_file(path: str | os.PathLike, what: str = "file") -> Any:
+    """The JSON document in ``path``, with every way a damaged or hostile file can fail to
+    parse turned into a ``ValueError`` that names the file: bytes that are not UTF-8, text that
+    is not JSON, nesting too deep for the parser (``RecursionError``) and integers longer than
+    Python converts from text. ``OSError`` if the file cannot be read. ``what`` names the kind
+    of file in the messages."""
+    name = os.fspath(path)
+    with open(path, "rb") as f:
+        data = f.read()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{what} {name} is not UTF-8 text: byte {exc.start} is {data[exc.start]:#04x}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{what} {name} is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise ValueError(f"{what} {name}: JSON nested too deeply to read") from None
+    except ValueError as exc:  # an integer over sys.get_int_max_str_digits() digits
+        raise ValueError(f"{what} {name}: {exc}") from None
+
+
 def load_record(path: str | os.PathLike) -> dict[str, Any]:
     """Read and validate a record written by :func:`save_record`.
 
-    ``ValueError`` names what is wrong (not JSON, wrong format or version, a
-    missing field, a wrong type); ``OSError`` if the file cannot be read."""
-    with open(path, encoding="utf-8") as f:
-        text = f.read()
+    ``ValueError`` names the file and what is wrong (not UTF-8, not JSON, nested
+    too deeply, an over-long integer, wrong format or version, a missing field, a
+    wrong type); ``OSError`` if the file cannot be read."""
+    record = read_json_file(path, "game record")
     try:
-        record = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{os.fspath(path)} is not valid JSON: {exc}") from None
-    validate_record(record)
+        validate_record(record)
+    except RecursionError:  # a deeply nested value shown in a message
+        raise ValueError(f"game record {os.fspath(path)}: a field is nested too deeply") from None
+    except ValueError as exc:
+        raise ValueError(f"game record {os.fspath(path)}: {exc}") from None
     return record
 
 

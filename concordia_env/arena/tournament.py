@@ -18,17 +18,39 @@ The result also keeps the games themselves, for plots and per-game analysis:
 "truncated", "turns"}`` (winners null when truncated), and ``rating_history``
 lists, per game, every spec's ``[mu, sigma]`` after that game was rated (a
 truncated game repeats the previous ratings), so its last entry matches
-``per_agent``.
+``per_agent``. ``complete`` says whether every game was played and
+``games_done`` how many were.
+
+Interruptions and resuming. With a results file (``out``) the result is written
+atomically every ``save_every`` games with ``"complete": false``, and at the end
+with ``"complete": true``. A first Ctrl-C stops scheduling games: the games in
+flight finish and are kept (records and results written) and
+:class:`TournamentInterrupted` is raised; a second Ctrl-C kills the workers at
+once. ``resume=True`` continues from the results file (and from the game records
+written after its last save): the per-game list is re-rated in game order, so a
+resumed tournament gives exactly the result of an uninterrupted one (apart from
+``seconds``). A records folder is marked with :data:`RECORDS_MANIFEST`, naming
+the tournament's settings; a folder holding another tournament's records is
+refused unless ``overwrite=True``. Worker processes end with their parent, even
+when the parent is killed (:func:`game_worker_init`).
 """
 
 from __future__ import annotations
 
+import ctypes
+import json
 import math
+import multiprocessing
 import os
+import re
 import signal
+import sys
+import tempfile
+import threading
 import time
-from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import NormalDist
 from typing import Any
@@ -42,10 +64,21 @@ from concordia_env.game import check_setup_args
 from ..agents.base import Agent, make_agent
 from ..files import write_json_atomic
 from ..threads import blas_threads
-from .records import play_game, save_record
+from .records import load_record, play_game, read_json_file, save_record, short_repr
 
 #: two-sided 95% normal quantile (1.95996...), for the Wilson interval
 Z95 = NormalDist().inv_cdf(0.975)
+
+#: games between two saves of the partial results (``concordia tournament --save-every``)
+DEFAULT_SAVE_EVERY = 10
+#: the file that marks a records folder as one tournament's, naming its settings
+RECORDS_MANIFEST = "tournament.json"
+RECORDS_MANIFEST_FORMAT = "concordia-env/tournament-records"
+#: the settings that define a tournament's result: a resumed run must match them all
+SETTINGS_KEYS = ("map", "players", "agents", "games", "seed", "intermediate_scoring", "max_turns")
+#: a game record's file name in a records folder
+RECORD_NAME = "game_{:05d}.json"
+_RECORD_RE = re.compile(r"game_\d{5,}\.json")
 
 # Agents built in this process, by spec: one instance per seat a spec fills in a
 # game, reused across games (each game resets them), so slow-to-build agents
@@ -103,10 +136,49 @@ def ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
+#: Linux prctl option: the signal a process gets when its parent dies
+PR_SET_PDEATHSIG = 1
+#: seconds between two checks of the parent, where the kernel cannot do it (not Linux)
+PARENT_POLL_SECONDS = 1.0
+
+
+def die_with_parent() -> None:
+    """Make this worker process end when its parent does, even when the parent is killed
+    (``kill -9``, out of memory) and cannot stop its workers itself.
+
+    On Linux the kernel sends ``SIGKILL`` when the parent dies (``prctl(PR_SET_PDEATHSIG)``);
+    a parent that died before that took effect is caught by checking it now. Elsewhere a
+    daemon thread checks every :data:`PARENT_POLL_SECONDS` whether the process was adopted
+    (``os.getppid()`` changed) and exits if so."""
+    parent = multiprocessing.parent_process()
+    start_ppid = os.getppid()
+    armed = False
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            armed = libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0) == 0
+        except (OSError, AttributeError):
+            armed = False
+    # forked or spawned workers are the parent's own children: adopted means orphaned (a fork
+    # server's children have the fork server as parent, which ends with the parent in turn)
+    direct = multiprocessing.get_start_method(allow_none=True) in ("fork", "spawn")
+    if parent is not None and direct and os.getppid() != parent.pid:
+        os._exit(1)
+    if not armed:
+        def watch() -> None:
+            while os.getppid() == start_ppid:
+                time.sleep(PARENT_POLL_SECONDS)
+            os._exit(1)
+
+        threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
 def game_worker_init() -> None:
     """Initializer of every pool of game workers: Ctrl-C is the parent's (:func:`ignore_sigint`),
-    and one BLAS thread per process (:mod:`concordia_env.threads`)."""
+    the worker dies with its parent (:func:`die_with_parent`), and one BLAS thread per process
+    (:mod:`concordia_env.threads`)."""
     ignore_sigint()
+    die_with_parent()
     blas_threads(1)
 
 
@@ -173,10 +245,9 @@ def _rate(model: PlackettLuce, tallies: dict[str, _Tally], specs: Sequence[str],
         r.sigma = sum(t.sigma for t in mine) / len(mine)
 
 
-def _tally_game(model: PlackettLuce, tallies: dict[str, _Tally], specs: Sequence[str],
-                result: dict[str, Any]) -> None:
-    """Add one game's result to the tallies (truncated games: played, not won, not rated)."""
-    truncated = result["truncated"]
+def _tally_game(model: PlackettLuce, tallies: dict[str, _Tally], game: dict[str, Any]) -> None:
+    """Add one game (a ``per_game`` entry) to the tallies (truncated games: played, not won, not rated)."""
+    specs, truncated = game["seats"], game["truncated"]
     for seat, spec in enumerate(specs):
         t = tallies[spec]
         t.games += 1
@@ -184,13 +255,13 @@ def _tally_game(model: PlackettLuce, tallies: dict[str, _Tally], specs: Sequence
         if truncated:
             continue
         t.finished += 1
-        t.vp += result["scores"][seat]
-        t.places += result["ranking"].index(seat) + 1
-        if result["winner"] == seat:
+        t.vp += game["scores"][seat]
+        t.places += game["ranking"].index(seat) + 1
+        if game["winner_seat"] == seat:
             t.wins += 1
             t.seat_wins[seat] += 1
     if not truncated:
-        _rate(model, tallies, specs, result["ranking"])
+        _rate(model, tallies, specs, game["ranking"])
 
 
 def _game_summary(game: int, game_seed: int, specs: Sequence[str], result: dict[str, Any]) -> dict[str, Any]:
@@ -209,70 +280,509 @@ def _game_summary(game: int, game_seed: int, specs: Sequence[str], result: dict[
     }
 
 
+# ---------------------------------------------------------------- settings, output paths, resuming
+def tournament_settings(map_name: str, num_players: int, agent_specs: Sequence[str], games: int, seed: int,
+                        intermediate_scoring: bool, max_turns: int) -> dict[str, Any]:
+    """The settings that define a tournament's result (:data:`SETTINGS_KEYS`), as stored in its
+    results file and records manifest (the worker count is not one: it does not change the result)."""
+    return {"map": map_name, "players": num_players, "agents": list(agent_specs), "games": games, "seed": seed,
+            "intermediate_scoring": bool(intermediate_scoring), "max_turns": max_turns}
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal as JSON (so ``true`` is not ``1`` and ``2.0`` is not ``2``)."""
+    try:
+        return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+    except (TypeError, ValueError, RecursionError):
+        return False
+
+
+def _settings_mismatch(saved: Any, settings: dict[str, Any]) -> str | None:
+    """The first setting in which ``saved`` (a results file or manifest) differs, as ``"key saved vs
+    ours"``; None if they all match."""
+    if not isinstance(saved, dict):
+        return "it is not a JSON object"
+    for key in SETTINGS_KEYS:
+        if key not in saved:
+            return f"it has no {key!r}"
+        if not _same(saved[key], settings[key]):
+            return f"{key} {short_repr(saved[key])} there, {short_repr(settings[key])} here"
+    return None
+
+
+def _writable_folder(folder: Path, what: str, probe_prefix: str) -> None:
+    """Create ``folder`` and its parents if missing (as the atomic writer would) and check that a file
+    can be created in it, by creating and removing one: ``ValueError`` naming ``what`` otherwise."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ValueError(f"{what}: cannot create folder {folder}: {exc.strerror or exc}") from None
+    try:
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=probe_prefix, suffix=".tmp")
+    except OSError as exc:
+        raise ValueError(f"{what}: cannot write in folder {folder}: {exc.strerror or exc}") from None
+    os.close(fd)
+    os.unlink(tmp)
+
+
+def _remove_temp_files(folder: Path, name_pattern: str) -> None:
+    """Remove the temporary files an atomic write of ``name_pattern`` files left behind in ``folder``
+    when its process was killed mid-write (``.NAME.XXXX.tmp``, see :mod:`concordia_env.files`)."""
+    for tmp in folder.glob(f".{name_pattern}.*.tmp"):
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+
+
+def check_results_path(path: str | os.PathLike) -> Path:
+    """``path`` as a Path if a results file can be written there, else ``ValueError``: checked before
+    the first game, so a long tournament cannot end with nowhere to write. Missing parent folders
+    are created; ``path`` must not be a folder and its folder must be writable."""
+    out = Path(path)
+    if out.is_dir():
+        raise ValueError(f"results file {out} is a folder; give a file name")
+    _writable_folder(out.parent, f"results file {out}", f".{out.name}.")
+    _remove_temp_files(out.parent, out.name)
+    return out
+
+
+def _read_results(path: Path) -> Any:
+    """A results file's JSON (``ValueError`` naming it if unreadable as JSON; ``OSError`` if unreadable)."""
+    return read_json_file(path, "results file")
+
+
+def _unfinished(path: Path) -> dict[str, Any] | None:
+    """The results in ``path`` if they are an unfinished tournament's (``"complete": false``)."""
+    try:
+        data = _read_results(path)
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and data.get("complete") is False else None
+
+
+def _ints(x: Any, length: int) -> bool:
+    """``x`` is a list of ``length`` ints (not bools)."""
+    return isinstance(x, list) and len(x) == length and all(isinstance(v, int) and not isinstance(v, bool) for v in x)
+
+
+def _check_game(entry: Any, g: int, settings: dict[str, Any]) -> dict[str, Any]:
+    """A saved ``per_game`` entry, checked to be game ``g`` of this tournament (``ValueError`` otherwise)."""
+    n = settings["players"]
+    if not isinstance(entry, dict):
+        raise ValueError("it is not an object")
+    if not (_ints(entry.get("scores"), n) and _ints(entry.get("ranking"), n)
+            and sorted(entry["ranking"]) == list(range(n))):
+        raise ValueError("its scores or ranking are not those of a game")
+    truncated, turns = entry.get("truncated"), entry.get("turns")
+    if not isinstance(truncated, bool) or not isinstance(turns, int) or isinstance(turns, bool) or turns < 0:
+        raise ValueError("its truncated or turns fields are wrong")
+    result = {"scores": entry["scores"], "ranking": entry["ranking"], "truncated": truncated, "turns": turns,
+              "winner": None if truncated else entry["ranking"][0]}
+    expected = _game_summary(g, settings["seed"] + g, seat_specs(settings["agents"], g), result)
+    if not _same(entry, expected):
+        bad = next(k for k in expected if not _same(entry.get(k), expected[k]))
+        raise ValueError(f"its {bad!r} is {short_repr(entry.get(bad))}, expected {short_repr(expected[bad])}")
+    return expected
+
+
+def load_partial_results(path: str | os.PathLike, settings: dict[str, Any]) -> tuple[list[dict[str, Any]], float]:
+    """The games already played (``per_game`` entries) and the seconds spent, from a results file
+    of the tournament ``settings`` (:func:`tournament_settings`), complete or not. ``ValueError``
+    names the file and what is wrong: not a results file, other settings, a damaged entry."""
+    path = Path(path)
+    data = _read_results(path)
+    if not isinstance(data, dict) or not isinstance(data.get("per_game"), list):
+        raise ValueError(f"results file {path} is not a tournament's results (no per_game list)")
+    mismatch = _settings_mismatch(data, settings)
+    if mismatch:
+        raise ValueError(f"results file {path} is another tournament's ({mismatch}); resume with the "
+                         f"same settings, or start afresh with another file or --overwrite")
+    per_game = data["per_game"]
+    if len(per_game) > settings["games"]:
+        raise ValueError(f"results file {path} lists {len(per_game)} games, more than the {settings['games']} set")
+    done = []
+    for g, entry in enumerate(per_game):
+        try:
+            done.append(_check_game(entry, g, settings))
+        except (ValueError, RecursionError) as exc:
+            raise ValueError(f"results file {path}: per_game entry {g} is damaged: {exc}") from None
+    seconds = data.get("seconds")
+    return done, float(seconds) if isinstance(seconds, (int, float)) and math.isfinite(seconds) else 0.0
+
+
+def _manifest(settings: dict[str, Any]) -> dict[str, Any]:
+    return {"format": RECORDS_MANIFEST_FORMAT, "version": 1, **settings}
+
+
+def _record_files(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.iterdir() if _RECORD_RE.fullmatch(p.name))
+
+
+def prepare_record_dir(folder: str | os.PathLike, settings: dict[str, Any], overwrite: bool = False) -> Path:
+    """Make ``folder`` the records folder of the tournament ``settings``, before the first game.
+
+    Missing folders are created and the folder must be writable. The folder is marked with
+    :data:`RECORDS_MANIFEST` naming the settings; a folder already marked with the same settings
+    (this tournament, run again or resumed) is reused. A folder holding game records of another
+    tournament, or of an unknown one, is refused with a ``ValueError`` unless ``overwrite``, which
+    deletes those records first. Other files in the folder are left alone."""
+    folder = Path(folder)
+    what = f"records folder {folder}"
+    if folder.exists() and not folder.is_dir():
+        raise ValueError(f"{what} is a file, not a folder")
+    _writable_folder(folder, what, f".{RECORDS_MANIFEST}.")
+    _remove_temp_files(folder, "game_*.json")
+    _remove_temp_files(folder, RECORDS_MANIFEST)
+    manifest = folder / RECORDS_MANIFEST
+    mismatch: str | None = None
+    if manifest.exists():
+        try:
+            saved = read_json_file(manifest, "records manifest")
+        except (OSError, ValueError) as exc:
+            mismatch = str(exc)
+        else:
+            mismatch = _settings_mismatch(saved, settings)
+            if mismatch is None and isinstance(saved, dict) and saved.get("format") == RECORDS_MANIFEST_FORMAT:
+                return folder  # this tournament's folder
+            mismatch = mismatch or "not a records manifest"
+    elif _record_files(folder):
+        mismatch = f"game records without a {RECORDS_MANIFEST}"
+    if mismatch is not None:
+        if not overwrite:
+            raise ValueError(f"{what} holds another tournament's records ({mismatch}); use another folder, "
+                             f"or --overwrite to delete them")
+        for path in _record_files(folder):
+            path.unlink()
+    write_json_atomic(_manifest(settings), manifest)
+    return folder
+
+
+def recorded_games(folder: Path, start: int, settings: dict[str, Any]) -> list[dict[str, Any]]:
+    """``per_game`` entries for games ``start``, ``start + 1``, ... read from their records in
+    ``folder``, up to the first game whose record is missing, unreadable or not this tournament's
+    (that game and the later ones are played again)."""
+    found = []
+    for g in range(start, settings["games"]):
+        path = folder / RECORD_NAME.format(g)
+        try:
+            record = load_record(path)
+        except (OSError, ValueError):
+            break
+        specs = seat_specs(settings["agents"], g)
+        setup = (record["map"], record["players"], record["seed"], record["intermediate_scoring"], record["agents"])
+        result = record["result"]
+        if setup != (settings["map"], settings["players"], settings["seed"] + g, settings["intermediate_scoring"],
+                     specs) or (result["truncated"] and result["turns"] != settings["max_turns"]):
+            break
+        found.append(_game_summary(g, settings["seed"] + g, specs, result))
+    return found
+
+
+# ---------------------------------------------------------------- interrupts
+class TournamentInterrupted(KeyboardInterrupt):
+    """Ctrl-C stopped :func:`run_tournament`.
+
+    After a first Ctrl-C the games in flight were finished and saved: ``result`` is the partial
+    result (``"complete": false``). After a second one (``aborted``) the games in flight were
+    killed and ``result`` is None. ``saved``: whether anything a resume can start from was
+    written (results file or records)."""
+
+    def __init__(self, result: dict[str, Any] | None, aborted: bool = False, saved: bool = False) -> None:
+        super().__init__("tournament aborted" if aborted else "tournament interrupted")
+        self.result = result
+        self.aborted = aborted
+        self.saved = saved
+
+
+def _tell(text: str) -> None:
+    """Write to stderr from a signal handler: straight to the file descriptor, so a handler running
+    while the main thread writes to ``sys.stderr`` (the progress bar) cannot re-enter its buffer."""
+    try:
+        os.write(2, text.encode())
+    except OSError:
+        pass
+
+
+class _Interrupts:
+    """SIGINT while games run: the first stops new games (``stop``) and says how many are in flight,
+    the second raises :class:`TournamentInterrupted` (aborted). Installed only in the main thread,
+    over Python's default handler (a caller with its own handler keeps it)."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.stop = False
+        self.in_flight = 0
+        self._previous: Any = None
+
+    def __enter__(self) -> _Interrupts:
+        if (self.enabled and threading.current_thread() is threading.main_thread()
+                and signal.getsignal(signal.SIGINT) is signal.default_int_handler):
+            self._previous = signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+            self._previous = None
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        if self.stop:
+            _tell("\nCtrl-C again: stopping the games in flight\n")
+            raise TournamentInterrupted(None, aborted=True)
+        self.stop = True
+        n = self.in_flight
+        _tell(f"\nCtrl-C: no new games; finishing the {n} game{'' if n == 1 else 's'} in flight and saving "
+              f"(Ctrl-C again to abort {'it' if n == 1 else 'them'})\n")
+
+
+def _terminate(pool: ProcessPoolExecutor) -> None:
+    """Kill a pool's workers (their games are lost) and release the pool. Waiting for the games in
+    flight instead would keep an aborted run alive for a game's length, and the interpreter's exit
+    joins the pool's threads, which wait for the workers."""
+    processes = dict(getattr(pool, "_processes", None) or {})  # private, but the only handle on them
+    for process in processes.values():
+        try:
+            process.kill()
+        except (OSError, ValueError, AttributeError):
+            pass
+    pool.shutdown(wait=True, cancel_futures=True)
+
+
+Task = tuple[str, int, int, tuple[str, ...], bool, int]
+
+
+class _Games:
+    """Plays ``(game, task)`` pairs and yields ``(game, record)`` in game order. With a pool at most
+    ``window`` games are in flight (so that a stop leaves few to finish); games are submitted as
+    others finish, and none once ``interrupts.stop`` is set. The first games are submitted at
+    construction, which forks the pool's workers before any thread (the progress bar's) starts."""
+
+    def __init__(self, tasks: Sequence[tuple[int, Task]], pool: ProcessPoolExecutor | None, window: int,
+                 interrupts: _Interrupts) -> None:
+        self.tasks, self.pool, self.window, self.interrupts = tasks, pool, window, interrupts
+        self.submitted = self.yielded = 0
+        self.pending: dict[Future, int] = {}
+        self.ready: dict[int, dict[str, Any]] = {}
+        self._fill()
+
+    def _fill(self) -> None:
+        while (self.pool is not None and not self.interrupts.stop and self.submitted < len(self.tasks)
+               and len(self.pending) < self.window):
+            g, task = self.tasks[self.submitted]
+            self.pending[self.pool.submit(_play, task)] = g
+            self.submitted += 1
+        self.interrupts.in_flight = (self.submitted - self.yielded) if self.pool is not None else 1
+
+    def __iter__(self) -> Iterator[tuple[int, dict[str, Any]]]:
+        if self.pool is None:
+            for g, task in self.tasks:
+                if self.interrupts.stop:
+                    return
+                yield g, _play(task)
+            return
+        while True:
+            self._fill()
+            if self.yielded == self.submitted:
+                return  # all done, or stopped with nothing left in flight
+            g = self.tasks[self.yielded][0]
+            if g in self.ready:
+                self.yielded += 1
+                yield g, self.ready.pop(g)
+                continue
+            done, _ = wait(self.pending, timeout=0.5, return_when=FIRST_COMPLETED)
+            for future in done:
+                self.ready[self.pending.pop(future)] = future.result()
+
+
+# ---------------------------------------------------------------- running
+class _Scoreboard:
+    """The tallies, ratings and game list of the games processed so far, in game order."""
+
+    def __init__(self, settings: dict[str, Any]) -> None:
+        self.settings = settings
+        self.model = PlackettLuce()
+        self.tallies = {spec: _Tally(settings["players"], self.model, spec)
+                        for spec in dict.fromkeys(settings["agents"])}
+        self.per_game: list[dict[str, Any]] = []
+        self.rating_history: list[dict[str, list[float]]] = []
+        self.truncated = 0
+
+    def add(self, game: dict[str, Any]) -> None:
+        _tally_game(self.model, self.tallies, game)
+        self.truncated += game["truncated"]
+        self.per_game.append(game)
+        self.rating_history.append({spec: [t.rating.mu, t.rating.sigma] for spec, t in self.tallies.items()})
+
+    def result(self, seconds: float) -> dict[str, Any]:
+        s = self.settings
+        done = len(self.per_game)
+        return {
+            "map": s["map"],
+            "players": s["players"],
+            "games": s["games"],
+            "seed": s["seed"],
+            "intermediate_scoring": s["intermediate_scoring"],
+            "max_turns": s["max_turns"],
+            "agents": list(s["agents"]),
+            "complete": done == s["games"],
+            "games_done": done,
+            "per_agent": {spec: t.summary() for spec, t in self.tallies.items()},
+            "truncated": self.truncated,
+            "per_game": list(self.per_game),
+            "rating_history": list(self.rating_history),
+            "seconds": seconds,
+        }
+
+
+def _write(path: Path, write: Any, *args: Any) -> None:
+    """``write(*args)``, with an ``OSError`` (a full disk, a file size limit) naming ``path``."""
+    try:
+        write(*args)
+    except OSError as exc:
+        if exc.filename is not None or exc.errno is None:
+            raise
+        raise type(exc)(exc.errno, exc.strerror, os.fspath(path)) from None
+
+
+@dataclass
+class Tournament:
+    """A checked tournament, ready to :meth:`run`: its settings (:func:`tournament_settings`), output
+    paths, and when resumed the games already played (``done``) and the seconds they took."""
+
+    settings: dict[str, Any]
+    workers: int = 1
+    out: Path | None = None
+    record_dir: Path | None = None
+    save_every: int = DEFAULT_SAVE_EVERY
+    done: list[dict[str, Any]] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def _task(self, g: int) -> Task:
+        s = self.settings
+        return (s["map"], s["players"], s["seed"] + g, tuple(seat_specs(s["agents"], g)), s["intermediate_scoring"],
+                s["max_turns"])
+
+    def run(self, progress: bool = True, graceful_interrupt: bool = True) -> dict[str, Any]:
+        """Play the games not done yet and return the result (see the module doc), writing the
+        records and the results file (every ``save_every`` games and at the end) as it goes.
+
+        ``graceful_interrupt``: a first Ctrl-C finishes the games in flight, saves and raises
+        :class:`TournamentInterrupted` with the partial result; a second kills the workers and
+        raises it at once (aborted). Without it Ctrl-C kills the workers at once."""
+        games = self.settings["games"]
+        start = time.perf_counter()
+        board = _Scoreboard(self.settings)
+        for game in self.done:
+            board.add(game)
+        saved = bool(self.done)
+        tasks = [(g, self._task(g)) for g in range(len(self.done), games)]
+        workers = max(1, min(self.workers, len(tasks)))
+        with _Interrupts(graceful_interrupt) as interrupts:
+            pool = ProcessPoolExecutor(workers, initializer=game_worker_init) if workers > 1 else None
+            try:
+                played = _Games(tasks, pool, workers, interrupts)
+                with tqdm(total=games, initial=len(self.done), disable=not progress, unit="game", leave=False,
+                          desc=f"{self.settings['map']} {self.settings['players']}p") as bar:
+                    for g, record in played:
+                        board.add(_game_summary(g, self.settings["seed"] + g, seat_specs(self.settings["agents"], g),
+                                                record["result"]))
+                        if self.record_dir is not None:
+                            path = self.record_dir / RECORD_NAME.format(g)
+                            _write(path, save_record, record, path)
+                            saved = True
+                        bar.update()
+                        done = len(board.per_game)
+                        if self.out is not None and self.save_every and done % self.save_every == 0 and done < games:
+                            self._save(board, start)
+                            saved = True
+                if pool is not None:
+                    pool.shutdown(wait=True)
+            except BaseException as exc:
+                if pool is not None:
+                    _terminate(pool)
+                if isinstance(exc, TournamentInterrupted):
+                    exc.saved = saved
+                raise
+        result = self._save(board, start) if self.out is not None else board.result(self._seconds(start))
+        if not result["complete"]:
+            raise TournamentInterrupted(result, saved=saved or self.out is not None)
+        return result
+
+    def _seconds(self, start: float) -> float:
+        return self.seconds + time.perf_counter() - start
+
+    def _save(self, board: _Scoreboard, start: float) -> dict[str, Any]:
+        assert self.out is not None
+        result = board.result(self._seconds(start))
+        _write(self.out, write_results, result, self.out)
+        return result
+
+
+def prepare_tournament(map_name: str, num_players: int, agent_specs: Sequence[str], games: int, seed: int = 0,
+                       workers: int = 1, intermediate_scoring: bool = False,
+                       record_dir: str | os.PathLike | None = None, max_turns: int | None = DEFAULT_MAX_TURNS, *,
+                       out: str | os.PathLike | None = None, save_every: int = DEFAULT_SAVE_EVERY,
+                       resume: bool = False, overwrite: bool = False) -> Tournament:
+    """Check a tournament's arguments and output paths and load what a resumed run has done,
+    before any game is played; ``ValueError`` says what is wrong (see :func:`run_tournament`)."""
+    agent_specs = [s.strip() if isinstance(s, str) else s for s in agent_specs]
+    check_tournament_args(map_name, num_players, agent_specs, games, workers)
+    settings = tournament_settings(map_name, num_players, agent_specs, games, seed, intermediate_scoring,
+                                   check_max_turns(max_turns))
+    if isinstance(save_every, bool) or not isinstance(save_every, int) or save_every < 0:
+        raise ValueError(f"save_every must be a non-negative int (0: save only at the end), got {save_every!r}")
+    if resume and overwrite:
+        raise ValueError("--resume continues a tournament and --overwrite starts it afresh: give one of them")
+    if resume and out is None and record_dir is None:
+        raise ValueError("--resume needs the results file (--out) or the records folder (--records) to resume from")
+    out_path = check_results_path(out) if out is not None else None
+    if resume and not (out_path is not None and out_path.exists()) and not (
+            record_dir is not None and Path(record_dir).is_dir() and _record_files(Path(record_dir))):
+        where = " or ".join(f"{w} {p}" for w, p in (("results file", out), ("records folder", record_dir)) if p)
+        raise ValueError(f"--resume: nothing to resume in {where}; run without --resume to start")
+    done: list[dict[str, Any]] = []
+    seconds = 0.0
+    if out_path is not None and out_path.exists():
+        if resume:
+            done, seconds = load_partial_results(out_path, settings)
+        elif not overwrite and (partial := _unfinished(out_path)) is not None:
+            raise ValueError(f"results file {out_path} holds an unfinished tournament ({partial.get('games_done')} "
+                             f"of {partial.get('games')} games): add --resume to continue it, or --overwrite to "
+                             f"start afresh")
+    folder = prepare_record_dir(record_dir, settings, overwrite) if record_dir is not None else None
+    if resume:
+        if folder is not None:
+            done += recorded_games(folder, len(done), settings)
+    return Tournament(settings, workers, out_path, folder, save_every, done, seconds)
+
+
 def run_tournament(map_name: str, num_players: int, agent_specs: Sequence[str], games: int, seed: int = 0,
                    workers: int = 1, intermediate_scoring: bool = False,
                    record_dir: str | os.PathLike | None = None, progress: bool = True,
-                   max_turns: int | None = DEFAULT_MAX_TURNS) -> dict[str, Any]:
+                   max_turns: int | None = DEFAULT_MAX_TURNS, *, out: str | os.PathLike | None = None,
+                   save_every: int = DEFAULT_SAVE_EVERY, resume: bool = False, overwrite: bool = False,
+                   graceful_interrupt: bool = True) -> dict[str, Any]:
     """Play ``games`` games with rotated seats (see the module doc) and return the statistics.
 
     ``agent_specs`` has one spec per seat; ``games`` must be a multiple of the
     player count. ``record_dir``: write every game's record there as
-    ``game_{g:05d}.json``. ``progress``: a tqdm bar on stderr. Games stopped at
-    ``max_turns`` card plays count as played, without a winner, and are not rated.
+    ``game_{g:05d}.json`` (see :func:`prepare_record_dir`). ``progress``: a tqdm bar on stderr. Games
+    stopped at ``max_turns`` card plays count as played, without a winner, and are not rated.
     Besides the per-agent statistics the result lists every game (``per_game``)
     and the ratings after each game (``rating_history``); see the module doc.
-    ``ValueError`` for bad arguments (before any game is played).
+
+    ``out``: write the result there as JSON, every ``save_every`` games (``"complete": false``;
+    0: only at the end) and at the end; its folder is created if missing. An unfinished
+    tournament's file is not replaced unless ``resume`` (continue it: the settings must be the
+    same) or ``overwrite`` (start afresh; also deletes another tournament's records in
+    ``record_dir``). Ctrl-C: see :meth:`Tournament.run` (:class:`TournamentInterrupted`).
+    ``ValueError`` for bad arguments or output paths (before any game is played).
     """
-    agent_specs = [s.strip() if isinstance(s, str) else s for s in agent_specs]
-    check_tournament_args(map_name, num_players, agent_specs, games, workers)
-    max_turns = check_max_turns(max_turns)
-    start = time.perf_counter()
-    out_dir = Path(record_dir) if record_dir is not None else None
-    if out_dir is not None:
-        out_dir.mkdir(parents=True, exist_ok=True)
-    model = PlackettLuce()
-    tallies = {spec: _Tally(num_players, model, spec) for spec in dict.fromkeys(agent_specs)}
-    tasks = [(map_name, num_players, seed + g, tuple(seat_specs(agent_specs, g)), bool(intermediate_scoring),
-              max_turns) for g in range(games)]
-    truncated = 0
-    per_game: list[dict[str, Any]] = []
-    rating_history: list[dict[str, list[float]]] = []
-    workers = min(workers, games)
-    pool = ProcessPoolExecutor(workers, initializer=game_worker_init) if workers > 1 else None
-    try:
-        # map submits every game now, which forks the workers before tqdm starts its monitor
-        # thread (forking a process that has threads can deadlock); results come back in game
-        # order, so the output does not depend on scheduling
-        records = pool.map(_play, tasks, chunksize=1) if pool else map(_play, tasks)
-        with tqdm(total=games, disable=not progress, unit="game", desc=f"{map_name} {num_players}p",
-                  leave=False) as bar:
-            for g, record in enumerate(records):
-                specs, result = tasks[g][3], record["result"]
-                _tally_game(model, tallies, specs, result)
-                truncated += result["truncated"]
-                per_game.append(_game_summary(g, tasks[g][2], specs, result))
-                rating_history.append({spec: [t.rating.mu, t.rating.sigma] for spec, t in tallies.items()})
-                if out_dir is not None:
-                    save_record(record, out_dir / f"game_{g:05d}.json")
-                bar.update()
-    finally:
-        if pool is not None:
-            # on an error or Ctrl-C, drop the queued games instead of playing them out
-            pool.shutdown(wait=True, cancel_futures=True)
-    return {
-        "map": map_name,
-        "players": num_players,
-        "games": games,
-        "seed": seed,
-        "intermediate_scoring": bool(intermediate_scoring),
-        "max_turns": max_turns,
-        "agents": list(agent_specs),
-        "per_agent": {spec: t.summary() for spec, t in tallies.items()},
-        "truncated": truncated,
-        "per_game": per_game,
-        "rating_history": rating_history,
-        "seconds": time.perf_counter() - start,
-    }
+    tournament = prepare_tournament(map_name, num_players, agent_specs, games, seed, workers, intermediate_scoring,
+                                    record_dir, max_turns, out=out, save_every=save_every, resume=resume,
+                                    overwrite=overwrite)
+    return tournament.run(progress=progress, graceful_interrupt=graceful_interrupt)
 
 
 def write_results(result: dict[str, Any], path: str | os.PathLike) -> None:
@@ -308,6 +818,9 @@ def format_table(result: dict[str, Any]) -> str:
 
 def _title(result: dict[str, Any]) -> str:
     extra = ", intermediate scoring" if result.get("intermediate_scoring") else ""
-    return (f"{result['map']}, {result['players']} players{extra}: {result['games']} games from seed "
+    games = f"{result['games']} games"
+    if result.get("complete") is False:
+        games = f"{result.get('games_done')} of {games} (unfinished)"
+    return (f"{result['map']}, {result['players']} players{extra}: {games} from seed "
             f"{result['seed']}, {result['truncated']} truncated, {result['seconds']:.1f} s")
 

@@ -94,9 +94,14 @@ complete step (a self-play shard that loads and matches the settings, a generati
 and ``train.json`` exist, a ``gate.json`` of the current network), regenerates a missing,
 truncated or corrupt shard (one warning line), and continues training from
 ``gen_XXX/checkpoint.pt`` (written atomically every ``--checkpoint-every`` steps; a truncated
-one is skipped with a warning and the generation is trained from its start). ``--generations``
-may be raised to extend a finished run. Ctrl-C keeps what is complete (self-play shards, a
-training checkpoint saved on the spot) and exits with status 130.
+one is skipped with a warning and the generation is trained from its start), and trains again
+a generation whose network is missing, truncated or not the one ``train.json`` records (one
+warning line). ``--generations`` may be raised to extend a finished run. Ctrl-C keeps what is
+complete (self-play shards, a training checkpoint saved on the spot) and exits with status 130
+and one line. Every file is written atomically (:mod:`concordia_env.files`), so a kill or a full
+disk never leaves a truncated file under its final name; a write that fails (a full disk, a
+file size limit) stops the run with one line naming the file and status 1, and ``--resume``
+goes on once there is room.
 """
 
 from __future__ import annotations
@@ -122,7 +127,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from concordia_env import encoding
+from concordia_env import encoding, files
 from concordia_env import engine as E
 from concordia_env.agents.afterstates import AfterstateEncoder
 from concordia_env.agents.base import Agent
@@ -132,7 +137,6 @@ from concordia_env.agents.value_net import ROWS, ValueNet
 from concordia_env.arena.records import play_game
 from concordia_env.arena.tournament import game_worker_init, wilson_interval
 from concordia_env.data import MAP_NAMES, load_map
-from concordia_env.files import write_bytes_atomic, write_json_atomic, write_text_atomic
 from concordia_env.game import check_setup_args, get_game
 from concordia_env.state import GameState, new_game
 from concordia_env.threads import blas_threads
@@ -227,6 +231,28 @@ def npz_bytes(arrays: dict[str, np.ndarray]) -> bytes:
 
 def warn(message: str) -> None:
     print(f"warning: {message}", file=sys.stderr)
+
+
+# every file of a run goes through concordia_env.files (atomic: a temporary file renamed into
+# place); these name the file in the OSError of a failed write, which the write itself does not
+def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> None:
+    """:func:`concordia_env.files.write_bytes_atomic`; an ``OSError`` (a full disk) names ``path``."""
+    try:
+        files.write_bytes_atomic(path, data)
+    except OSError as exc:
+        if exc.filename is None:
+            exc.filename = os.fspath(path)
+        raise
+
+
+def write_text_atomic(path: str | os.PathLike, text: str) -> None:
+    """:func:`concordia_env.files.write_text_atomic`, through :func:`write_bytes_atomic`."""
+    write_bytes_atomic(path, text.encode("utf-8"))
+
+
+def write_json_atomic(obj: Any, path: str | os.PathLike, indent: int | None = 2) -> None:
+    """:func:`concordia_env.files.write_json_atomic`, through :func:`write_bytes_atomic`."""
+    write_text_atomic(path, json.dumps(obj, indent=indent) + "\n")
 
 
 def file_sha256(path: Path) -> str:
@@ -1058,14 +1084,22 @@ def gate_done(out: Path, g: int, best: Expert) -> dict[str, Any] | None:
 
 
 def train_done(out: Path, g: int) -> dict[str, Any] | None:
-    """``train.json`` of generation ``g`` if its network is there and loads."""
+    """``train.json`` of generation ``g`` if its network is there and loads. A network that
+    ``train.json`` records but that is missing, truncated or corrupt gets one warning line, and the
+    generation is trained again (from its checkpoint, if that is complete: then only the export
+    is redone)."""
     doc = read_json(gen_dir(out, g) / "train.json")
-    npz = gen_dir(out, g) / "net.npz"
-    if doc is None or not npz.exists() or doc.get("net_sha256") != file_sha256(npz):
+    stem = gen_dir(out, g) / "net"
+    npz = stem.with_suffix(".npz")
+    if doc is None:
+        return None
+    if not npz.exists() or doc.get("net_sha256") != file_sha256(npz):
+        warn(f"{npz}: missing, or not the network train.json records (truncated?); training generation {g} again")
         return None
     try:
-        ValueNet.load(gen_dir(out, g) / "net")
-    except (ValueError, FileNotFoundError):
+        ValueNet.load(stem)
+    except (ValueError, FileNotFoundError) as exc:
+        warn(f"{' '.join(str(exc).split())}; training generation {g} again")
         return None
     return doc
 
@@ -1260,6 +1294,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ValueError, FileNotFoundError) as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:  # a file that could not be written (a full disk): the complete ones are intact
+        where = f" {exc.filename}" if exc.filename else ""
+        print(f"{PROG}: error: could not write{where}: {exc.strerror or exc}; complete steps are kept: run the "
+              f"same command with --resume once there is room", file=sys.stderr)
+        return 1
     except _Interrupted as exc:
         print(f"{exc}; complete steps are kept: run the same command with --resume to continue", file=sys.stderr)
         return 130

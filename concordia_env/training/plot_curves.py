@@ -15,11 +15,14 @@ from __future__ import annotations
 
 import argparse
 import csv
+import io
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+
+from concordia_env.files import write_bytes_atomic
 
 KINDS = {"random": "tab:green", "heuristic": "tab:red", "self": "tab:blue"}
 
@@ -86,9 +89,10 @@ def plot_runs(runs: Sequence[str | Path], labels: Sequence[str] | None = None, s
         bottom.set_xlabel("learner decisions (timesteps)")
         bottom.grid(alpha=0.3)
     fig.tight_layout()
-    if out is not None:
-        Path(out).parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(out, dpi=100)
+    if out is not None:  # rendered into memory, then written atomically: never a half-written PNG
+        buf = io.BytesIO()
+        fig.savefig(buf, format=Path(out).suffix[1:].lower() or "png", dpi=100)  # (as savefig(out) would)
+        write_bytes_atomic(out, buf.getvalue())
     return fig
 
 
@@ -107,6 +111,9 @@ def main(argv: list[str] | None = None) -> int:
         plot_runs(args.runs, args.labels, args.smooth, args.out)
     except (FileNotFoundError, ValueError) as exc:
         p.error(str(exc))
+    except OSError as exc:  # the PNG could not be written (a full disk): the previous one is intact
+        print(f"plot_curves.py: error: could not write {args.out}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
     print(f"wrote {args.out}")
     return 0
 

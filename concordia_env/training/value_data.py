@@ -45,7 +45,8 @@ data set's settings in its ``meta`` entry. ``dataset.json`` holds the settings o
 a restart with other settings is refused. A restart keeps every shard that loads and matches,
 and regenerates the missing ones and any that is truncated or corrupt (one warning line each).
 :func:`load_shards` (used by training) likewise skips, with one warning line, a shard it cannot
-read.
+read. Ctrl-C (status 130) and a write that fails (a full disk: one line, status 1) keep every
+complete shard; the same command again resumes.
 """
 
 from __future__ import annotations
@@ -68,6 +69,7 @@ from concordia_env import encoding
 from concordia_env.agents import make_agent
 from concordia_env.agents.mcts import evaluate
 from concordia_env.arena.records import play_game
+from concordia_env.arena.tournament import game_worker_init
 from concordia_env.data import MAP_NAMES, load_map
 from concordia_env.engine import MAXP
 from concordia_env.files import write_bytes_atomic
@@ -261,7 +263,10 @@ def generate(cfg: DataConfig, games: int, out: str | os.PathLike, workers: int =
     out.mkdir(parents=True, exist_ok=True)
     settings = out / "dataset.json"
     if settings.exists():
-        old = json.loads(settings.read_text())
+        try:
+            old = json.loads(settings.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"{settings}: unreadable ({type(exc).__name__}); delete it or use another --out") from None
         if old != cfg.to_json():
             raise ValueError(f"{settings}: directory holds data of other settings ({old}); use another --out")
     else:
@@ -279,7 +284,7 @@ def generate(cfg: DataConfig, games: int, out: str | os.PathLike, workers: int =
     if workers <= 1:
         results = (write_shard(cfg, out, i, shard_games(cfg, games, i)) for i in todo)
     else:
-        pool = ProcessPoolExecutor(max_workers=workers)
+        pool = ProcessPoolExecutor(max_workers=workers, initializer=game_worker_init)  # Ctrl-C is the parent's
         futures = [pool.submit(write_shard, cfg, out, i, shard_games(cfg, games, i)) for i in todo]
         results = (f.result() for f in as_completed(futures))
     try:
@@ -340,6 +345,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:  # a shard that could not be written (a full disk): the complete ones are intact
+        where = f" {exc.filename}" if exc.filename else ""
+        print(f"error: could not write{where}: {exc.strerror or exc}; complete shards are kept: run the same "
+              f"command again to resume", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("interrupted: complete shards are kept; run the same command again to resume", file=sys.stderr)
         return 130

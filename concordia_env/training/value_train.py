@@ -34,8 +34,10 @@ decision index in the first, second or last third of the game's decisions), next
 numbers for the heuristic's leaf evaluation recorded in the data (``heuristic``). Training is
 seeded and deterministic on one machine (batch order from ``(seed, epoch)``, torch
 deterministic algorithms, ``--torch-threads 1``). ``OUT/checkpoint.pt`` is written atomically
-every ``--checkpoint-every`` steps and at the end; ``--resume`` continues from it to ``--steps``.
-Ctrl-C saves the checkpoint and exits with status 130. At the end ``OUT/value_net.npz/.json``
+every ``--checkpoint-every`` steps and at the end; ``--resume`` continues from it to ``--steps``
+(a missing, truncated or corrupt checkpoint is a one-line error, status 2). Ctrl-C saves the
+checkpoint and exits with status 130; a write that fails (a full disk) stops the run with one
+line and status 1, the files written before intact. At the end ``OUT/value_net.npz/.json``
 (the numpy export, checked against torch on validation positions) and ``OUT/metrics.json``;
 ``--export STEM`` writes a copy to ``STEM.npz/.json`` plus ``STEM_config.json``.
 """
@@ -219,6 +221,21 @@ def _save_checkpoint(path: Path, model: ValueModel, opt: torch.optim.Optimizer, 
     write_bytes_atomic(path, buf.getvalue())
 
 
+def load_checkpoint(path: Path) -> dict[str, Any]:
+    """The checkpoint ``--resume`` names (``OUT/checkpoint.pt``); ``ValueError`` in one line if it is
+    missing, truncated or corrupt (it is written atomically, so only damage from outside does that)."""
+    if not path.is_file():
+        raise ValueError(f"--resume: {path}: no checkpoint to resume; run without --resume to start")
+    try:
+        ck = torch.load(path, map_location="cpu", weights_only=False)
+        if not isinstance(ck, dict) or not {"model", "optimizer", "step", "args"} <= set(ck):
+            raise ValueError("not a value_train checkpoint")
+    except Exception as exc:  # noqa: BLE001 - a truncated file fails in many ways (EOFError, RuntimeError...)
+        raise ValueError(f"--resume: {path}: truncated or corrupt checkpoint ({type(exc).__name__}); delete it "
+                         f"and run without --resume to train from the start") from None
+    return ck
+
+
 def split_games(games: np.ndarray, fraction: float, seed: int) -> np.ndarray:
     """The validation games: a seeded ``fraction`` of the distinct games (at least one)."""
     uniq = np.unique(games)
@@ -250,7 +267,7 @@ def train(args: argparse.Namespace) -> int:
     fixed = {k: vars(args)[k] for k in FIXED_ARGS}
     step, history, wall0 = 0, [], 0.0
     if args.resume:
-        ck = torch.load(ckpt_path, weights_only=False)
+        ck = load_checkpoint(ckpt_path)
         if {k: ck["args"].get(k) for k in FIXED_ARGS} != fixed:
             raise ValueError(f"{ckpt_path}: written with other settings ({ck['args']}); resume with the same ones")
         model.load_state_dict(ck["model"])
@@ -402,6 +419,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ValueError, FileNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:  # a write failed (a full disk): the files written before, checkpoint included, are intact
+        where = f" {exc.filename}" if exc.filename else ""
+        print(f"error: could not write{where}: {exc.strerror or exc}; the files written before are intact",
+              file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("interrupted before training started; nothing saved", file=sys.stderr)
         return 130
