@@ -29,6 +29,7 @@ from .board import deck_card_ids
 from .data import MAP_NAMES
 from .encoding import OBSERVATION_FIELDS, OBSERVATION_LAYOUT, OBSERVATION_SIZE, observation_bounds, unpack
 from .game import get_game, initial_state
+from .rules.quantities import card_goods
 from .state import GameState
 from .validation import MAX_COINS, MAX_SCORE, MAX_TURN, state_violations
 
@@ -108,7 +109,7 @@ def _check_vector(obs: np.ndarray) -> np.ndarray:
     return obs
 
 
-def state_from_observation(obs: np.ndarray) -> GameState:  # noqa: C901
+def state_from_observation(obs: np.ndarray) -> GameState:
     """A :class:`GameState`, with the observer as player 0, that agrees with observation ``obs``.
 
     ``ValueError`` if ``obs`` is not a well-formed observation vector."""
@@ -138,9 +139,21 @@ def state_from_observation(obs: np.ndarray) -> GameState:  # noqa: C901
         put("active", (_argmax_or(o["concordia_card"][:n]) - 1) % n)
     else:
         put("active", max(_argmax_or(o["active_seat"][:n]), 0))
-    nc, npv = game.map.num_cities, len(game.map.province_names)
+    _put_board(s, game, o, n)
+    _put_players(s, game, o, n)
+    _put_context(s, o, phase, n)
+    _rebuild_deck(s, T, game, n, o)
+    # an observation whose blocks contradict each other (houses left against houses shown, ...)
+    # rebuilds a state against the rules: refuse it before the engine computes legal actions on it
+    violations = state_violations(game, s)
+    if violations:
+        raise ValueError("observation does not describe a legal state: " + "; ".join(violations))
+    return GameState(game, s)
 
-    # board
+
+def _put_board(s: np.ndarray, game, o: dict, n: int) -> None:
+    """City goods, houses, colonists on routes and province markers."""
+    nc, npv = game.map.num_cities, len(game.map.province_names)
     city_good = E.field_view(s, "city_good")
     for c in range(1, nc):
         city_good[c] = _argmax_or(o["city_good"][c])
@@ -156,7 +169,10 @@ def state_from_observation(obs: np.ndarray) -> GameState:  # noqa: C901
         E.field_view(s, "marker_good")[q] = _argmax_or(o["marker_good"][q])
         E.field_view(s, "marker_active")[q] = o["marker_good_side"][q]
 
-    # players
+
+def _put_players(s: np.ndarray, game, o: dict, n: int) -> None:
+    """Each seat's counters, cards and colonists (the observer's by slot, the others' by place)."""
+    nc = game.map.num_cities
     col = E.field_view(s, "colonist")
     col[:] = -1
     for k in range(n):
@@ -175,7 +191,12 @@ def state_from_observation(obs: np.ndarray) -> GameState:  # noqa: C901
                 raise ValueError(f"observation shows {len(locs)} {'sea' if sea else 'land'} colonists of seat {k}")
             col[k, 3 * sea:3 * sea + len(locs)] = locs
 
-    # decision context (zero outside its phase, as in the encoder)
+
+def _put_context(s: np.ndarray, o: dict, phase: int, n: int) -> None:
+    """The decision context (zero outside its phase, as in the encoder)."""
+    def put(name, value):
+        E.field_view(s, name)[...] = value
+
     if phase not in (E.PH_PLAY, E.PH_OVER, -1):
         put("ctx_kind", _argmax_or(o["action_kind"], 0))
     put("ctx_points", o["move_points"][0])
@@ -188,14 +209,6 @@ def state_from_observation(obs: np.ndarray) -> GameState:  # noqa: C901
     put("ctx_bought_pos", _bits(o["bought_positions"]))
     put("ctx_pay_left", o["pay_left"][0])
     put("ctx_keep_player", _argmax_or(o["deciding_seat"][:n]) if phase == E.PH_KEEP else -1)
-
-    _rebuild_deck(s, T, game, n, o)
-    # an observation whose blocks contradict each other (houses left against houses shown, ...)
-    # rebuilds a state against the rules: refuse it before the engine computes legal actions on it
-    violations = state_violations(game, s)
-    if violations:
-        raise ValueError("observation does not describe a legal state: " + "; ".join(violations))
-    return GameState(game, s)
 
 
 def _rebuild_deck(s: np.ndarray, T: np.ndarray, game, n: int, o: dict) -> None:
@@ -210,9 +223,9 @@ def _rebuild_deck(s: np.ndarray, T: np.ndarray, game, n: int, o: dict) -> None:
         t = _argmax_or(o["display_card"][j])
         if t < 0:
             continue
-        cost = o["display_price"][j] - T[E.T_DISPLAY_FIXED + j * E.NG:E.T_DISPLAY_FIXED + (j + 1) * E.NG]
+        price = o["display_price"][j]
         match = [cid for cid in all_ids if cid not in used and card_type[cid] == t
-                 and (T[E.T_CARD_COST + cid * E.NG:E.T_CARD_COST + (cid + 1) * E.NG] == cost).all()]
+                 and all(card_goods(T, cid, j, 0, g) == price[g] for g in range(E.NG))]
         if not match:
             raise ValueError(f"observation shows a card at display position {j + 1} that no card matches")
         display[j] = match[0]
