@@ -266,15 +266,15 @@ def test_several_problems_listed_together():
 
 
 def test_running_game_without_legal_action():
-    # a Diplomat phase with nothing to copy: every field valid, but no move for the player
+    # paying a Senator's '?' with no good left: every field valid, but no move for the player
+    # (a Diplomat with nothing to copy is no such case: 'done' is legal in its choice)
     state = ce.new_game("imperium", 3, 0)
+    rng = np.random.default_rng(0)
+    while state.phase != E.PH_PAY:
+        legal = state.legal_actions()
+        state.apply(int(legal[rng.integers(len(legal))]))
     p = state.active_player
-    d = state.game.components.card_type_index("Diplomat (Jupiter)")
-    state.field("hand")[p, d] -= 1
-    state.field("discard")[p, d] += 1
-    state.field("top")[p] = d
-    state.field("phase")[()] = E.PH_DIPLOMAT
-    state.field("ctx_kind")[()] = E.K_DIPLOMAT
+    state.field("goods")[p] = 0
     rejects(state.to_json(), "no legal action", f"player {p}")
 
 
