@@ -1,4 +1,4 @@
-"""Speed benchmarks: ``python -m concordia_env.tools.bench core`` and ``python -m concordia_env.tools.bench env``.
+"""Speed benchmarks: ``python -m concordia_env.tools.bench core``, ``... env`` and ``... cuda``.
 
 ``core`` plays whole games of uniformly random legal play through the public
 Python API (``legal_actions()`` + ``apply()`` every decision, single process)
@@ -14,6 +14,15 @@ the same loop in the same run, and prints both and their ratio. It then times
 the batched env (:class:`concordia_env.vector.ConcordiaVecEnv`) for several
 ``num_envs``, choosing random legal actions with numpy each step (that cost
 is included).
+
+``cuda`` times the GPU env (:class:`concordia_env.cuda.ConcordiaCudaVecEnv`, ``pip install
+'concordia-env[cuda]'``) for N = 8,192 / 32,768 / 131,072 games (``--num-envs``): steps/s of
+``step`` with the observation and the mask of every game written, random legal actions chosen
+on the device (:meth:`~concordia_env.cuda.ConcordiaCudaVecEnv.random_legal_actions`, included);
+then kernel-only random playouts (decisions/s); then the CPU batched env on the same host in
+the same run (one process, 1,024 games), with the ratios. Without a GPU it says so and exits
+with status 2; ``--simulator`` runs it on numba's CUDA simulator with tiny batches, to check
+the command works (its figures mean nothing).
 """
 
 from __future__ import annotations
@@ -179,6 +188,74 @@ def bench_env(seconds: float, repeats: int, map_name: str, players: int, batch_s
     return {"aec_steps_per_s": conc, "connect_four_steps_per_s": c4, "ratio": conc / c4, "batched": rows}
 
 
+def cuda_steps_per_second(env, seconds: float, seed: int) -> tuple[float, int]:
+    """(game steps/s, steps) of ``env.step`` with random legal actions chosen on the device, observation
+    and mask written every step; at least one step, the device synchronised before the clock stops."""
+    step = 0
+    env.synchronize()
+    start = time.perf_counter()
+    while step == 0 or time.perf_counter() - start < seconds:
+        env.step(env.random_legal_actions(seed + step * env.num_envs))
+        step += 1
+        if step % 16 == 0:
+            env.synchronize()  # keep the host from queueing far ahead of the clock
+    env.synchronize()
+    return step * env.num_envs / (time.perf_counter() - start), step
+
+
+def cuda_playout_decisions_per_second(env, seed: int) -> tuple[float, float]:
+    """(decisions/s, games/s) of random playouts of all the env's games (from their current positions)."""
+    env.synchronize()
+    start = time.perf_counter()
+    counts = env.random_playouts(seed)
+    env.synchronize()
+    elapsed = time.perf_counter() - start
+    return float(counts.sum()) / elapsed, env.num_envs / elapsed
+
+
+def bench_cuda(batch_sizes: list[int], seconds: float, map_name: str, players: int, seed: int,
+               cpu_num_envs: int = 1024, out=sys.stdout) -> dict:
+    """Run the GPU benchmark and print it; returns the figures. Raises
+    :class:`concordia_env.cuda.CudaUnavailableError` without numba-cuda or a device."""
+    from ..cuda import ConcordiaCudaVecEnv, require_cuda
+
+    cuda = require_cuda()
+    simulator = ConcordiaCudaVecEnv(1, map_name, players).simulator
+    device = "numba's CUDA simulator (figures mean nothing)" if simulator else cuda.get_current_device().name
+    if isinstance(device, bytes):
+        device = device.decode()
+    print(f"machine: {machine_description()}", file=out)
+    print(f"device: {device}", file=out)
+    print(f"{map_name}, {players} players; random legal actions chosen on the device; infos and the action check "
+          f"off (infos=False, check_actions=False); {seconds:g} s per figure\n", file=out)
+    print(f"{'num_envs':>9} {'steps/s (obs + mask)':>21} {'playout decisions/s':>20} {'playout games/s':>16}",
+          file=out, flush=True)
+    rows: dict[int, dict[str, float]] = {}
+    for n in batch_sizes:
+        env = ConcordiaCudaVecEnv(n, map_name, players, seed=seed, infos=False, check_actions=False)
+        cuda_steps_per_second(env, 0.0, seed)  # compile (first size only) and warm up
+        steps, _ = cuda_steps_per_second(env, seconds, seed)
+        env.reset(seed)
+        cuda_playout_decisions_per_second(env, seed)  # compile the playout kernel (first size only)
+        env.reset(seed)
+        decisions, games = cuda_playout_decisions_per_second(env, seed + 1)
+        rows[n] = {"steps_per_s": steps, "playout_decisions_per_s": decisions, "playout_games_per_s": games}
+        print(f"{n:>9,} {steps:>21,.0f} {decisions:>20,.0f} {games:>16,.1f}", file=out, flush=True)
+        env.close()
+        del env
+    vector_steps_per_second(4, map_name, players, 0.2, seed)  # warm up the CPU env and kernel
+    time_kernel(map_name, players, 1, seed)
+    cpu = vector_steps_per_second(cpu_num_envs, map_name, players, max(seconds, 0.1), seed)  # >= 1 step
+    cpu_playout = time_kernel(map_name, players, 4, seed)[0]
+    best = max(rows.values(), key=lambda r: r["steps_per_s"])
+    best_playout = max(r["playout_decisions_per_s"] for r in rows.values())
+    print(f"\nCPU batched env ({cpu_num_envs} games, one process): {cpu:>12,.0f} steps/s", file=out)
+    print(f"CPU kernel random playout (one core):      {cpu_playout:>12,.0f} decisions/s", file=out)
+    print(f"ratio GPU / CPU, env steps (best N):       {best['steps_per_s'] / cpu:>12.1f}", file=out)
+    print(f"ratio GPU / CPU, playout decisions:        {best_playout / cpu_playout:>12.1f}", file=out, flush=True)
+    return {"device": device, "gpu": rows, "cpu_steps_per_s": cpu, "cpu_playout_decisions_per_s": cpu_playout}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m concordia_env.tools.bench", description="Speed benchmarks.")
     sub = parser.add_subparsers(dest="what", required=True)
@@ -194,7 +271,19 @@ def main(argv: list[str] | None = None) -> int:
     env.add_argument("--num-envs", default="1,16,64,256,1024",
                      help="comma-separated batch sizes for the batched env (default 1,16,64,256,1024)")
     env.add_argument("--seed", type=int, default=0)
+    gpu = sub.add_parser("cuda", help="the GPU env (numba-cuda): steps/s and random playouts, against the CPU batched env")
+    gpu.add_argument("--num-envs", default=None,
+                     help="comma-separated batch sizes (default 8192,32768,131072; 2,3 with --simulator)")
+    gpu.add_argument("--seconds", type=float, default=None, help="seconds per figure (default 3; 0.2 with --simulator)")
+    gpu.add_argument("--map", default="imperium", choices=MAP_NAMES)
+    gpu.add_argument("--players", type=int, default=4)
+    gpu.add_argument("--cpu-num-envs", type=int, default=1024, help="games of the CPU batched env (default 1024)")
+    gpu.add_argument("--simulator", action="store_true",
+                     help="run on numba's CUDA simulator with tiny batches: checks the command, measures nothing")
+    gpu.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
+    if args.what == "cuda":
+        return _main_cuda(parser, args)
     if args.repeats < 1:
         parser.error("--repeats must be at least 1")
     if args.what == "core":
@@ -211,6 +300,35 @@ def main(argv: list[str] | None = None) -> int:
     if args.seconds <= 0 or any(n < 1 for n in sizes):
         parser.error("--seconds and every --num-envs value must be positive")
     bench_env(args.seconds, args.repeats, args.map, args.players, sizes, args.seed)
+    return 0
+
+
+def _main_cuda(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    if args.players not in load_map(args.map).players:
+        parser.error(f"--players: the {args.map} map is for {load_map(args.map).players} players")
+    default_sizes = "2,3" if args.simulator else "8192,32768,131072"
+    try:
+        sizes = [int(x) for x in (args.num_envs or default_sizes).split(",")]
+    except ValueError:
+        parser.error(f"--num-envs must be comma-separated integers; got {args.num_envs!r}")
+    seconds = args.seconds if args.seconds is not None else (0.2 if args.simulator else 3.0)
+    if seconds < 0 or any(n < 1 for n in sizes) or args.cpu_num_envs < 1:
+        parser.error("--seconds must be >= 0, and every --num-envs and --cpu-num-envs value positive")
+    if args.simulator:
+        from ..cuda.backend import enable_simulator
+
+        try:
+            enable_simulator()
+        except RuntimeError as err:
+            parser.error(f"--simulator: {err}")
+    from ..cuda import CudaUnavailableError
+
+    try:
+        bench_cuda(sizes, seconds, args.map, args.players, args.seed,
+                   cpu_num_envs=4 if args.simulator else args.cpu_num_envs)
+    except CudaUnavailableError as err:
+        print(f"bench cuda: {err}", file=sys.stderr)
+        return 2
     return 0
 
 
