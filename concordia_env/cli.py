@@ -305,7 +305,8 @@ def cmd_tournament(args: argparse.Namespace, input_fn: InputFn, out: TextIO) -> 
     except TournamentInterrupted as exc:
         if exc.result is not None:
             print(format_table(exc.result), file=out)
-        done = "aborted" if exc.aborted else f"interrupted after {exc.result['games_done']} of {args.games} games"
+        played = exc.result["games_done"] if exc.result is not None else 0
+        done = "aborted" if exc.aborted else f"interrupted after {played} of {args.games} games"
         hint = (f"resume with: {resume_command(args)}" if exc.saved else
                 "nothing was saved to resume from" + ("" if args.out or args.records else " (no --out or --records)"))
         print(f"{done}; {hint}", file=sys.stderr)

@@ -223,7 +223,7 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "engine": (("concordia_env.engine",), ()),  # legal actions, steps, scores
     "encoding": (("concordia_env.encoding",), ("engine",)),  # observations
     "vector": (("concordia_env.encoding", "concordia_env.vector"), ("encoding",)),  # batched env
-    "validation": (("concordia_env.validation",), ("engine",)),  # rule invariants
+    "validation": (("concordia_env.validation", "concordia_env.invariants"), ("engine",)),  # rule invariants
     "heuristic": (("concordia_env.agents.heuristic",), ("engine",)),
     "mcts": (("concordia_env.agents.mcts",), ("heuristic",)),
     "rollout": (("concordia_env.engine", "concordia_env.agents.mcts"), ("mcts",)),  # random playouts
@@ -232,7 +232,7 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 #: rough cold compile seconds per group, for the first-run message (2-core AMD EPYC,
 #: ``python -m concordia_env.tools.startup``); a slower machine takes proportionally longer
 COMPILE_SECONDS: dict[str, float] = {
-    "engine": 7.0, "rollout": 2.5, "encoding": 1.0, "vector": 2.0, "validation": 7.0,
+    "engine": 7.0, "rollout": 2.5, "encoding": 1.0, "vector": 2.0, "validation": 9.0,
     "heuristic": 4.0, "mcts": 1.5, "afterstates": 1.0,
 }
 
