@@ -153,6 +153,14 @@ def deck_card_ids(comp: Components) -> dict[str, list[int]]:
     return out
 
 
+def stacked_decks(comp: Components, num_players: int) -> list[list[int]]:
+    """Card ids of each deck ``num_players`` players use, in stacking order: deck I on top, then
+    II, ... (each deck is shuffled on its own at setup). The one place the stacked-deck
+    boundaries are derived: setup, the search's deck resampling, decoding and the invariants."""
+    ids = deck_card_ids(comp)
+    return [list(ids[d]) for d in comp.decks_per_player_count[num_players]]
+
+
 def display_price(tables: np.ndarray, position: int, card_id: int) -> tuple[np.ndarray, int]:
     """A Senator's price of card ``card_id`` at display ``position`` (0-based): the goods vector
     (card cost plus the position's fixed extras) and the number of goods of any kind ('?')."""

@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import engine as E
-from .board import deck_card_ids
+from .board import stacked_decks
 from .data import MAP_NAMES
 from .encoding import OBSERVATION_FIELDS, OBSERVATION_LAYOUT, OBSERVATION_SIZE, observation_bounds, unpack
 from .game import get_game, initial_state
@@ -213,7 +213,7 @@ def _put_context(s: np.ndarray, o: dict, phase: int, n: int) -> None:
 
 def _rebuild_deck(s: np.ndarray, T: np.ndarray, game, n: int, o: dict) -> None:
     """Display and deck card ids consistent with the observed types, costs and deck stacking."""
-    blocks = [deck_card_ids(game.components)[d] for d in game.components.decks_per_player_count[n]]
+    blocks = stacked_decks(game.components, n)
     card_type = T[E.T_CARD_TYPE:E.T_CARD_TYPE + E.NCARD]
     used: set[int] = set()
     display = E.field_view(s, "display")

@@ -19,7 +19,7 @@ from functools import cache
 import numpy as np
 
 from . import engine as E
-from .board import build_tables, deck_card_ids, route_index
+from .board import build_tables, route_index, stacked_decks
 from .data import MAP_NAMES, Components, MapData, components, load_map
 
 
@@ -145,10 +145,8 @@ def initial_state(game: Game, num_players: int, seed: int, intermediate_scoring:
         marker[q] = max(city_good[c] for c in range(m.num_cities) if m.city_province[c] == q)
     f("marker_active")[:len(m.province_names)] = 1
 
-    ids = deck_card_ids(comp)
     stack: list[int] = []
-    for d in comp.decks_per_player_count[n]:
-        cards = list(ids[d])
+    for cards in stacked_decks(comp, n):
         rng.shuffle(cards)
         stack += cards
     deck = f("deck")

@@ -15,6 +15,7 @@ import numpy as np
 from . import engine as E
 from .actions import describe
 from .game import Game, check_seed, check_setup_args, get_game, initial_state
+from .rules.scoring import pm_distance
 
 GOD_COLUMNS = ("Vesta", "Jupiter", "Saturnus", "Mercurius", "Mars", "Minerva", "Concordia")
 STATE_FORMAT = "concordia-env/state"
@@ -144,9 +145,8 @@ class GameState:
         """Players from first to last: most VP first, ties broken by the Praefectus Magnus
         (its holder first, then whoever would receive it soonest: it passes to the right,
         i.e. to the previous player in turn order)."""
-        n, pm = self.num_players, int(self.s[E.O_PM])
         sc = self.scores()
-        return sorted(range(n), key=lambda p: (-sc[p], (pm - p) % n))
+        return sorted(range(self.num_players), key=lambda p: (-sc[p], int(pm_distance(self.s, p))))
 
     def winner(self) -> int | None:
         """The winner after tie-break, or None while the game is running."""

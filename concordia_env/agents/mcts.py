@@ -58,9 +58,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from concordia_env import engine as E
-from concordia_env.board import deck_card_ids
+from concordia_env.board import stacked_decks
 from concordia_env.env import DEFAULT_MAX_TURNS, check_max_turns
 from concordia_env.jit import kernel
+from concordia_env.rules.scoring import winner
 from concordia_env.state import GameState
 
 from . import heuristic as H
@@ -78,16 +79,7 @@ END_STAKE = 1.0
 @kernel()
 def _winner(s, T):
     """The winner as final scoring ranks the players now: most VP, then the Praefectus Magnus."""
-    n = s[O_NPLAYERS]
-    vp = np.zeros(NGODS, np.int32)
-    best, best_key = -1, -1
-    pm = s[O_PM]
-    for p in range(n):
-        # most VP; ties to the Praefectus Magnus holder, then whoever would receive it soonest
-        key = E.score_player(s, T, np.int64(p), vp) * 8 + (MAXP - (pm - p + n) % n)
-        if key > best_key:
-            best, best_key = p, key
-    return best
+    return winner(s, T)
 
 
 @kernel()
@@ -220,12 +212,10 @@ class _Node:
 
 def deck_blocks(state: GameState) -> list[tuple[int, int]]:
     """(start, stop) positions of each stacked deck (I, II, ...) within the deck array."""
-    comp = state.game.components
-    ids = deck_card_ids(comp)
     out, start = [], 0
-    for d in comp.decks_per_player_count[state.num_players]:
-        out.append((start, start + len(ids[d])))
-        start += len(ids[d])
+    for cards in stacked_decks(state.game.components, state.num_players):
+        out.append((start, start + len(cards)))
+        start += len(cards)
     return out
 
 

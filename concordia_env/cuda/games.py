@@ -19,7 +19,7 @@ from ..encoding import encode
 from ..jit import kernel
 from ..rewards import VP_SCALE
 from ..rules.kernel import nth_legal
-from ..rules.scoring import score_total
+from ..rules.scoring import final_place, score_total
 from . import newgame
 from .newgame import setup_state, splitmix_below
 
@@ -49,7 +49,6 @@ def seat_rewards_into(s, T, mode, out):
     :func:`concordia_env.rewards.seat_rewards` computes it (in float64, then stored in ``out``'s type):
     places by VP, ties broken by the Praefectus Magnus (its holder first, then the seats before it)."""
     n = s[O_NPLAYERS]
-    pm = s[O_PM]
     if mode == REWARD_VP:
         total = 0.0
         for p in range(n):
@@ -59,13 +58,7 @@ def seat_rewards_into(s, T, mode, out):
             out[p] = (score_total(s, T, p) - mean) / VP_SCALE
         return
     for p in range(n):
-        vp = score_total(s, T, p)
-        key = (pm - p + n) % n
-        place = 0
-        for q in range(n):
-            vq = score_total(s, T, q)
-            if vq > vp or (vq == vp and (pm - q + n) % n < key):
-                place += 1
+        place = final_place(s, T, p)
         if mode == REWARD_WIN:
             out[p] = 1.0 if place == 0 else -1.0 / (n - 1)
         else:

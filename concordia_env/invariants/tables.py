@@ -8,7 +8,7 @@ from functools import cache
 import numpy as np
 
 from .. import engine as E
-from ..board import deck_card_ids
+from ..board import deck_card_ids, stacked_decks
 from ..game import get_game
 
 NLETTERS = 4  # city letters (A, B, C, D) at most
@@ -79,11 +79,11 @@ def aux(map_name: str) -> np.ndarray:
     ids = deck_card_ids(comp)
     ok = np.zeros((E.MAXP + 1, E.NCARD), dtype=np.int32)
     lens = np.zeros(E.MAXP + 1, dtype=np.int32)
-    for n, decks in comp.decks_per_player_count.items():
+    for n in comp.decks_per_player_count:
         if 0 <= n <= E.MAXP:
-            for d in decks:
-                ok[n, ids[d]] = 1
-            lens[n] = sum(len(ids[d]) for d in decks)
+            for cards in stacked_decks(comp, n):
+                ok[n, cards] = 1
+            lens[n] = sum(len(cards) for cards in stacked_decks(comp, n))
     put("deck_ok", ok)
     put("deck_len", lens)
     # setup stacks the decks a player count uses in order, deck I on top: the deck of each

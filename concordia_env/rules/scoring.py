@@ -25,6 +25,7 @@ from .layout import (
     O_INTER_SCORE,
     O_NCITIES,
     O_NPLAYERS,
+    O_PM,
     T_CITY_PROV,
     T_CONCORDIA_VP,
     T_TYPE_GOD,
@@ -148,3 +149,36 @@ def _place(s, n, q):
         if s[O_INTER_SCORE + r] > s[O_INTER_SCORE + q]:
             place += 1
     return place
+
+
+# ------------------------------------------------------------------ ranking and tie-break
+@rule(inline="always")
+def pm_distance(s, p):
+    """Seat ``p``'s place in the tie-break: 0 for the Praefectus Magnus holder, else how many
+    passes it would take to reach ``p`` (it passes to the right, the previous player in turn order)."""
+    n = s[O_NPLAYERS]
+    return (s[O_PM] - p + n) % n
+
+
+@rule()
+def final_place(s, T, p):
+    """0-based place of seat ``p`` as final scoring ranks the players now: every player with more
+    VP, or as many and a smaller :func:`pm_distance`, is ahead."""
+    vp = score_total(s, T, p)
+    key = pm_distance(s, p)
+    place = 0
+    for q in range(s[O_NPLAYERS]):
+        vq = score_total(s, T, q)
+        if vq > vp or (vq == vp and pm_distance(s, q) < key):
+            place += 1
+    return place
+
+
+@rule()
+def winner(s, T):
+    """The seat that would win if the game were scored now (place 0 of :func:`final_place`)."""
+    for p in range(s[O_NPLAYERS]):
+        if final_place(s, T, p) == 0:
+            return p
+    return -1
+
