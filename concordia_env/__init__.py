@@ -80,11 +80,16 @@ sys.modules[__name__].__class__ = _Package
 
 def _register() -> None:
     """Make the env available as ``pettingzoo.make("aec", "concordia/concordia_v0", **kwargs)``
-    (PettingZoo >= 1.27 has a registry; older versions don't, and need nothing)."""
+    (PettingZoo >= 1.27 has a registry; older versions don't, and need nothing), and the
+    single-learner env as ``gymnasium.make("concordia/Concordia-v0", **kwargs)`` (string entry
+    points: nothing more is imported until an env is made)."""
     import pettingzoo
+
+    from .integrations.gym_registration import register_gymnasium_envs
 
     if hasattr(pettingzoo, "register") and ENV_ID not in getattr(pettingzoo, "aec_registry", {}):
         pettingzoo.register("aec", ENV_ID, entry_point="concordia_env.env:env")
+    register_gymnasium_envs()
 
 
 _register()

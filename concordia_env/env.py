@@ -11,6 +11,18 @@ zero for agents who are not deciding. Rewards are paid to every seat when the
 game ends, through the usual AEC accumulation (each seat sees its reward in
 ``last()`` on its final, dead step).
 
+``state()`` is the global state for centralised critics: a float32 vector of
+:data:`GLOBAL_STATE_SIZE` numbers in ``state_space`` (finite: what the rules
+leave unbounded is capped at :data:`FINITE_BOUND`), the same for every seat.
+Its first :data:`~concordia_env.encoding.OBSERVATION_SIZE` numbers are the
+observation as seat 0 sees it, so per-player rows are in absolute seat order
+(row k is ``player_k``) and ``deciding_seat`` names the absolute seat; then
+``colonist_slots`` (MAXP x 6 x 110, one-hot): the location of colonist slot i
+of every seat, which the observation gives for the observer only. Together
+that is everything in the game but the order of the undrawn deck (its
+composition by card type is ``deck_cards``). :data:`GLOBAL_STATE_LAYOUT`
+names the two parts.
+
 Rules-silent choice: a game that reaches ``max_turns`` card plays is truncated
 (all seats, reward 0) so an agent that never buys cards or builds cannot stall
 training forever; random play ends well before the default (its longest games
@@ -38,6 +50,19 @@ ILLEGAL_ACTION_MODES = ("raise", "terminate")
 RENDER_MODES = ("ansi", "rgb_array", "human")
 DEFAULT_MAX_TURNS = 2000
 ILLEGAL_REWARD = -1.0
+
+#: the cap of the features the rules leave unbounded (turn counter, coins, VP, intermediate
+#: scores) in finite Boxes (``state_space``, the single-learner env's ``observation_bounds="finite"``):
+#: they are read from the int32 state, so no value can exceed it (validation accepts at most 1,000,000)
+FINITE_BOUND = float(2**31)
+
+#: the parts of ``raw_env.state()``: seat 0's observation, then every seat's colonist slots
+GLOBAL_STATE_LAYOUT: dict[str, slice] = {
+    "observation_of_seat_0": slice(0, OBSERVATION_SIZE),
+    "colonist_slots": slice(OBSERVATION_SIZE, OBSERVATION_SIZE + E.MAXP * E.NCOL * E.NLOC),
+}
+#: length of ``raw_env.state()``
+GLOBAL_STATE_SIZE = GLOBAL_STATE_LAYOUT["colonist_slots"].stop
 
 
 def check_max_turns(max_turns: int | None) -> int:
@@ -119,6 +144,11 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's naming convention)
             "action_mask": spaces.Box(0, 1, (E.NUM_ACTIONS,), dtype=np.int8),
         }) for a in self.possible_agents}
         self.action_spaces = {a: spaces.Discrete(E.NUM_ACTIONS) for a in self.possible_agents}
+        #: the Box of :meth:`state`: the observation's rule bounds with FINITE_BOUND where the rules
+        #: set none (no ``inf``), then 0/1 for the colonist slots
+        state_high = np.concatenate([np.where(np.isfinite(high), high, np.float32(FINITE_BOUND)),
+                                     np.ones(GLOBAL_STATE_SIZE - OBSERVATION_SIZE)]).astype(np.float32)
+        self.state_space = spaces.Box(np.zeros(GLOBAL_STATE_SIZE, np.float32), state_high, dtype=np.float32)
         #: name -> slice of the flat ``observation`` vector (see :mod:`concordia_env.encoding`).
         self.observation_layout: dict[str, slice] = dict(OBSERVATION_LAYOUT)
         self.game_state: GameState | None = None
@@ -169,6 +199,21 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's naming convention)
         encode(st.s, self.game.tables, self._map_id, seat, obs)
         mask = st.legal_action_mask() if seat == st.current_player else self._no_mask.copy()
         return {"observation": obs, "action_mask": mask}
+
+    def state(self) -> np.ndarray:
+        """The global state (float32, :data:`GLOBAL_STATE_SIZE`): everything but the deck order.
+
+        Seat 0's observation (absolute seat order), then the one-hot location of every seat's
+        colonist slots; see the module docstring. A new array on every call; after the game
+        ends it shows the final position. ``RuntimeError`` before the first ``reset()``."""
+        st = self._game_state()
+        out = np.zeros(GLOBAL_STATE_SIZE, np.float32)
+        encode(st.s, self.game.tables, self._map_id, 0, out[GLOBAL_STATE_LAYOUT["observation_of_seat_0"]])
+        slots = out[GLOBAL_STATE_LAYOUT["colonist_slots"]].reshape(E.MAXP, E.NCOL, E.NLOC)
+        loc = st.s[E.O_COLONIST:E.O_COLONIST + self.num_players * E.NCOL].reshape(self.num_players, E.NCOL)
+        seat, slot = np.nonzero(loc >= 0)
+        slots[seat, slot, loc[seat, slot]] = 1.0
+        return out
 
     def step(self, action: Any) -> None:
         agent = self.agent_selection

@@ -42,6 +42,38 @@ The finished episode's ``info`` holds ``is_success`` (the learner won, after
 the rules' tie-break), ``vp``, ``rank``, ``num_players``, ``seat`` and
 ``opponent`` (the kind).
 
+Illegal actions
+---------------
+``illegal_action`` says what a move the rules do not allow does (masked
+learners never make one; generic tools such as gymnasium's and SB3's
+``check_env`` step unmasked random actions):
+
+* ``"raise"`` (default): :class:`~concordia_env.state.IllegalActionError`
+  naming the action, the seat and the phase; the game is unchanged.
+* ``"terminate"``: the episode ends (``terminated=True``) with reward
+  ``illegal_penalty`` (default :data:`ILLEGAL_PENALTY`, -1.0: the worst
+  terminal reward of the ``"win"`` and ``"rank"`` modes; no shaping term, the
+  game is unchanged), and ``info`` holds the outcome fields above as the game
+  stood (``is_success`` False) plus ``illegal_action`` (what was passed) and
+  ``error`` (the message ``"raise"`` would give).
+* ``"random_legal"``: a uniformly random legal action (from the env's seeded
+  generator) is played instead and the episode goes on; that step's ``info``
+  holds ``illegal_action`` and ``played_action``.
+
+Observation bounds
+------------------
+``observation_bounds="rules"`` (default) gives the PettingZoo env's Box: the
+rules' bounds, and ``inf`` for what the rules leave open (the turn counter,
+coins, VP, intermediate scores). Trained models and the released policies are
+made with it: :class:`concordia_env.training.nets.ObservationScaler` log-scales
+exactly the ``inf`` features, so changing them changes the network's input.
+``observation_bounds="finite"`` caps those features at :data:`FINITE_BOUND`
+(2**31, the range of the int32 state they are read from, far above what
+:mod:`concordia_env.validation` accepts: 1,000,000 sestertii, card plays and VP)
+so the space has no ``inf`` and ``check_env`` does not warn; every observation
+a game can produce lies inside either space. A model saved with one kind of
+bounds does not load against an env with the other (SB3 compares the spaces).
+
 This module needs numpy only; :meth:`FrozenPolicy.from_policy` reads a torch
 policy but does not import torch itself. :class:`FrozenPolicy` is
 :class:`concordia_env.agents.numpy_policy.NumpyPolicy` (the observation scaling
@@ -60,10 +92,10 @@ from gymnasium import spaces
 from concordia_env.data import MAP_NAMES, load_map
 from concordia_env.encoding import OBSERVATION_SIZE, observation, observation_bounds
 from concordia_env.engine import NUM_ACTIONS
-from concordia_env.env import check_max_turns
+from concordia_env.env import FINITE_BOUND, ILLEGAL_REWARD, check_max_turns
 from concordia_env.game import get_game
 from concordia_env.rewards import VP_SCALE, check_reward_mode, seat_rewards
-from concordia_env.state import GameState, new_game
+from concordia_env.state import GameState, IllegalActionError, new_game
 
 from ..agents.base import Agent
 from ..agents.heuristic import HeuristicAgent
@@ -75,17 +107,36 @@ OPPONENT_KINDS = ("random", "heuristic", "self")
 #: card plays after which a training game is truncated (random games take about 300)
 TRAINING_MAX_TURNS = 1000
 
+#: what ``SingleLearnerEnv(illegal_action=...)`` accepts (see the module docstring)
+ILLEGAL_ACTION_MODES = ("raise", "terminate", "random_legal")
+#: the default reward of an episode ended by an illegal action (``illegal_action="terminate"``)
+ILLEGAL_PENALTY = ILLEGAL_REWARD
+#: what ``observation_bounds`` accepts: the rules' bounds (``inf`` where open) or finite caps
+OBSERVATION_BOUNDS = ("rules", "finite")
+#: seconds per frame a viewer should use for ``render()`` (that of the PettingZoo env)
+RENDER_FPS = 2
+
 #: a frozen copy of the learner's actor, evaluated with numpy: the class the released ``ppo``
 #: files load into (one forward pass for both, so a snapshot plays exactly like its export)
 FrozenPolicy = NumpyPolicy
 
-__all__ = ["OPPONENT_KINDS", "TRAINING_MAX_TURNS", "FrozenPolicy", "FrozenPolicyAgent", "OpponentPool",
+__all__ = ["FINITE_BOUND", "ILLEGAL_ACTION_MODES", "ILLEGAL_PENALTY", "OBSERVATION_BOUNDS", "OPPONENT_KINDS",
+           "TRAINING_MAX_TURNS", "FrozenPolicy", "FrozenPolicyAgent", "OpponentPool",
            "SingleLearnerEnv", "observation_scaling", "observation_space", "parse_weights", "scale_observation"]
 
 
-def observation_space(map_name: str) -> spaces.Box:
-    """The Box the PettingZoo env gives every seat on ``map_name`` (raw values, with rule bounds)."""
+def observation_space(map_name: str, bounds: str = "rules") -> spaces.Box:
+    """The Box of raw observations on ``map_name``.
+
+    ``bounds="rules"``: the PettingZoo env's Box (rule bounds, ``inf`` where the rules set
+    none); ``"finite"``: the same with every ``inf`` replaced by :data:`FINITE_BOUND`.
+    ``ValueError`` naming the allowed values for anything else."""
+    if bounds not in OBSERVATION_BOUNDS:
+        raise ValueError(f"observation_bounds must be one of {', '.join(map(repr, OBSERVATION_BOUNDS))}; "
+                         f"got {bounds!r}")
     low, high = observation_bounds(get_game(map_name).tables)
+    if bounds == "finite":
+        high = np.where(np.isfinite(high), high, np.float32(FINITE_BOUND)).astype(np.float32)
     return spaces.Box(low, high, (OBSERVATION_SIZE,), np.float32)
 
 
@@ -181,17 +232,29 @@ class SingleLearnerEnv(gymnasium.Env):
         reward: terminal reward mode, "win", "rank" or "vp".
         shaping: weight of the potential-based VP-lead shaping (0 turns it off).
         max_turns: truncate after this many card plays (0: never).
+        render_mode: None or "ansi" (``render()`` returns the game as text).
+        illegal_action: "raise" (default), "terminate" or "random_legal": what an action
+            the rules do not allow does (see the module docstring).
+        illegal_penalty: the reward of an episode ended by an illegal action
+            (``illegal_action="terminate"`` only); default -1.0.
+        observation_bounds: "rules" (default: the PettingZoo env's Box, ``inf`` where the
+            rules set no bound) or "finite" (those capped at :data:`FINITE_BOUND`).
 
     Observations are the PettingZoo env's raw vectors of the learner's seat; legal
     actions come from :meth:`action_masks` (what sb3-contrib's ``MaskablePPO`` asks for).
+    With ``illegal_action`` "terminate" or "random_legal" and ``observation_bounds="finite"``
+    the env passes ``gymnasium.utils.env_checker.check_env`` and SB3's ``check_env``
+    without warnings; ``gymnasium.make("concordia/Concordia-v0", ...)`` builds it (see
+    :mod:`concordia_env.integrations.gym_registration`).
     """
 
-    metadata = {"render_modes": ["ansi"]}
+    metadata = {"render_modes": ["ansi"], "render_fps": RENDER_FPS}
 
     def __init__(self, map_name: str = "imperium", num_players: int | Iterable[int] | None = None,
                  learner_seat: int | None = None, opponents: OpponentPool | str | dict = "random=1",
                  reward: str = "rank", shaping: float = 1.0, max_turns: int = TRAINING_MAX_TURNS,
-                 render_mode: str | None = None) -> None:
+                 render_mode: str | None = None, illegal_action: str = "raise",
+                 illegal_penalty: float = ILLEGAL_PENALTY, observation_bounds: str = "rules") -> None:
         if map_name not in MAP_NAMES:
             raise ValueError(f"unknown map {map_name!r}; choose one of {list(MAP_NAMES)}")
         self.map_name = map_name
@@ -212,7 +275,16 @@ class SingleLearnerEnv(gymnasium.Env):
         if render_mode not in (None, "ansi"):
             raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
         self.render_mode = render_mode
-        self.observation_space = observation_space(map_name)
+        if illegal_action not in ILLEGAL_ACTION_MODES:
+            raise ValueError(f"illegal_action must be one of {', '.join(map(repr, ILLEGAL_ACTION_MODES))}; "
+                             f"got {illegal_action!r}")
+        self.illegal_action = illegal_action
+        if isinstance(illegal_penalty, bool) or not isinstance(illegal_penalty, (int, float, np.integer, np.floating)) \
+                or not np.isfinite(illegal_penalty):
+            raise ValueError(f"illegal_penalty must be a finite number; got {illegal_penalty!r}")
+        self.illegal_penalty = float(illegal_penalty)
+        self.observation_bounds = observation_bounds
+        self.observation_space = observation_space(map_name, observation_bounds)
         self.action_space = spaces.Discrete(NUM_ACTIONS)
         self._random = RandomAgent()
         self._heuristic = HeuristicAgent()
@@ -254,18 +326,30 @@ class SingleLearnerEnv(gymnasium.Env):
         return self._observe(), {"num_players": n, "seat": self.seat, "opponent": self.opponent_kind}
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
+        """Play the learner's ``action``, then the other seats until the learner decides again or
+        the game ends. An illegal action does what ``illegal_action`` says (module docstring)."""
         if self._done or self.state is None:
             raise RuntimeError("step() called on a finished episode; call reset() first")
-        self.state.apply(int(action) if isinstance(action, np.ndarray) and action.ndim == 0 else action)
+        action = int(action) if isinstance(action, np.ndarray) and action.ndim == 0 else action
+        info: dict[str, Any] = {}
+        try:
+            self.state.apply(action)
+        except IllegalActionError as err:
+            if self.illegal_action == "raise":
+                raise
+            if self.illegal_action == "terminate":
+                return self._terminate_illegal(action, err)
+            played = int(self.np_random.choice(np.flatnonzero(self.state.legal_action_mask())))
+            self.state.apply(played)
+            info = {"illegal_action": action, "played_action": played}
         truncated = self._play_opponents()
         terminated = self.state.is_terminal()
         potential = self._lead() if self.shaping else 0.0  # (scoring every player costs; skip it unused)
         reward = self.shaping * (potential - self._potential)
         self._potential = potential
-        info: dict[str, Any] = {}
         if terminated or truncated:
             self._done = True
-            info = self._outcome(truncated)
+            info = {**info, **self._outcome(truncated)}
             if terminated:
                 reward += float(seat_rewards(self.state, self.reward_mode)[self.seat])
         return self._observe(), float(reward), bool(terminated), bool(truncated), info
@@ -282,6 +366,12 @@ class SingleLearnerEnv(gymnasium.Env):
         return None
 
     # ------------------------------------------------------------ internals
+    def _terminate_illegal(self, action: Any, err: IllegalActionError) -> tuple[np.ndarray, float, bool, bool, dict]:
+        """``illegal_action="terminate"``: end the episode with the penalty; the game is unchanged."""
+        self._done = True
+        info = {**self._outcome(False), "is_success": False, "illegal_action": action, "error": str(err)}
+        return self._observe(), self.illegal_penalty, True, False, info
+
     def _game(self) -> GameState:
         """The game in progress; a clear error before the first ``reset()``."""
         if self.state is None:

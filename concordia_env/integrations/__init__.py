@@ -1,0 +1,12 @@
+"""Adapters that plug the environments into other RL libraries.
+
+* :mod:`concordia_env.integrations.gym_registration`: the gymnasium ids of the single-learner
+  env (``gymnasium.make("concordia/Concordia-v0", ...)``), registered when ``concordia_env`` is
+  imported. It imports nothing but gymnasium, which PettingZoo imports anyway.
+* :mod:`concordia_env.integrations.sb3`: :class:`~concordia_env.integrations.sb3.LearnerVecEnv`,
+  a stable-baselines3 ``VecEnv`` over the batched env for one learner against random
+  opponents played in the compiled kernel (imports stable-baselines3; needs the ``train`` extra).
+
+Importing this package imports neither: each module is imported only when named. The table
+of libraries, what works with each and how is in ``docs/integrations.md``.
+"""
