@@ -46,13 +46,16 @@ def start(module: str, args: list[str], file_limit: int | None = None) -> subpro
     """``python -m concordia_env.training.MODULE ARGS`` in the background; with ``file_limit``, under
     ``ulimit -f`` (and SIGXFSZ ignored, so a write past the limit fails with EFBIG like a full disk)."""
 
-    def limit() -> None:
-        resource.setrlimit(resource.RLIMIT_FSIZE, (file_limit, file_limit))
-        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    def preexec() -> None:
+        # Ctrl-C as from a terminal even when the tests run with SIGINT ignored (started in the
+        # background), which the child would inherit and Python would keep
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        if file_limit is not None:
+            resource.setrlimit(resource.RLIMIT_FSIZE, (file_limit, file_limit))
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 
     return subprocess.Popen([sys.executable, "-m", f"concordia_env.training.{module}", *args], cwd=REPO,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=limit if file_limit is not None else None)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=preexec)
 
 
 def finish(proc: subprocess.Popen, timeout: float = 120) -> tuple[int, str]:
