@@ -7,6 +7,7 @@ Examples::
     concordia tournament --map imperium --players 4 --agents heuristic,random,random,random \\
         --games 200 --workers 2 --out results.json
     concordia replay game.json --no-pause
+    concordia replay game.json --html game.html
 
 Agents are named by spec strings (``random``, ``heuristic``, ``mcts:ms=500``, ...;
 see :mod:`concordia_env.agents.base`).
@@ -258,9 +259,11 @@ def resume_command(args: argparse.Namespace) -> str:
     argv = ["concordia", "tournament", "--map", args.map, "--players", str(args.players), "--agents", args.agents,
             "--games", str(args.games), "--seed", str(args.seed), "--max-turns", str(args.max_turns),
             "--workers", str(args.workers), "--save-every", str(args.save_every)]
+    if args.backend != "local":
+        argv += ["--backend", args.backend]
     if args.intermediate_scoring:
         argv.append("--intermediate-scoring")
-    for option, value in (("--out", args.out), ("--records", args.records)):
+    for option, value in (("--out", args.out), ("--records", args.records), ("--address", args.address)):
         if value:
             argv += [option, value]
     return shlex.join(argv + ["--resume"])
@@ -285,15 +288,30 @@ def cmd_tournament(args: argparse.Namespace, input_fn: InputFn, out: TextIO) -> 
         args.games = 20 * args.players
     if args.save_every is None:
         args.save_every = DEFAULT_SAVE_EVERY
+    if args.address is not None and args.backend != "ray":
+        raise UsageError("--address needs --backend ray")
     try:
-        check_tournament_args(args.map, args.players, specs, args.games, args.workers)
+        check_tournament_args(args.map, args.players, specs, args.games, 1 if args.workers is None else args.workers)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    if args.backend == "ray":  # connect now: a missing Ray or a wrong address is one line, before any game
+        try:
+            from .integrations.ray_backend import cluster_cpus, connect
+
+            connect(args.address)
+        except (ImportError, ValueError) as exc:
+            print(f"concordia tournament: error: {exc}", file=sys.stderr)
+            return 2
+        if args.workers is None:
+            args.workers = cluster_cpus()
+    elif args.workers is None:
+        args.workers = 1
     try:  # the output paths, and what a resumed run has done: one line, exit 2, before any game
         tournament = prepare_tournament(args.map, args.players, specs, args.games, seed=args.seed,
                                         workers=args.workers, intermediate_scoring=args.intermediate_scoring,
                                         record_dir=args.records, max_turns=args.max_turns, out=args.out,
-                                        save_every=args.save_every, resume=args.resume, overwrite=args.overwrite)
+                                        save_every=args.save_every, resume=args.resume, overwrite=args.overwrite,
+                                        backend=args.backend, address=args.address)
     except ValueError as exc:
         print(f"concordia tournament: error: {exc}", file=sys.stderr)
         return 2
@@ -320,13 +338,16 @@ def cmd_tournament(args: argparse.Namespace, input_fn: InputFn, out: TextIO) -> 
 
 
 def cmd_replay(args: argparse.Namespace, input_fn: InputFn, out: TextIO) -> int:
-    """Step through a saved game, board after every action."""
+    """Step through a saved game, board after every action; or, with ``--html OUT``, write the
+    browser viewer page (:mod:`concordia_env.viewer`) instead."""
     from .arena.records import initial_state, load_record, replay_steps, verify_record
 
     record = load_record(args.record)
     _compile(["engine"])
     final = verify_record(record)
     total = len(record["actions"])
+    if args.html:
+        return _write_html(record, args.record, args.html, out)
     if not 0 <= args.start <= total:
         raise UsageError(f"--from must be 0..{total} for this record of {total} actions, got {args.start}")
     names = record["agents"]
@@ -347,6 +368,30 @@ def cmd_replay(args: argparse.Namespace, input_fn: InputFn, out: TextIO) -> int:
         print("\nReplay stopped.", file=out)
         return 0
     print_outcome(final, record, out)
+    return 0
+
+
+def _write_html(record: dict[str, Any], source: str, target: str, out: TextIO) -> int:
+    """``replay --html``: write the viewer page for a verified record; errors as one line, exit 1."""
+    from .viewer import write_replay_html
+
+    if os.path.isdir(target):
+        print(f"error: --html {target} is a folder; give the path of the .html file to write", file=sys.stderr)
+        return 1
+    folder = os.path.dirname(os.path.abspath(target))
+    while not os.path.exists(folder):  # missing folders are created; an existing file in the way is not
+        folder = os.path.dirname(folder)
+    if not os.path.isdir(folder):
+        print(f"error: cannot write --html {target}: {folder} is a file, not a folder", file=sys.stderr)
+        return 1
+    try:
+        size = write_replay_html(record, target)
+    except OSError as exc:
+        why = exc.strerror or str(exc)
+        print(f"error: cannot write --html {target}: {why}", file=sys.stderr)
+        return 1
+    print(f"Replay viewer for {source} ({len(record['actions'])} actions) written to {target} "
+          f"({size / 1024:.0f} kB); open it in a browser", file=out)
     return 0
 
 
@@ -410,7 +455,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--games", type=int, default=None,
                    help="number of games, a multiple of players (default 20 x players)")
     p.add_argument("--seed", type=int, default=0, help="game g is set up with seed+g (default 0)")
-    p.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
+    p.add_argument("--workers", type=int, default=None,
+                   help="worker processes (default 1); with --backend ray, games in flight (default: the "
+                        "cluster's CPUs)")
+    p.add_argument("--backend", choices=("local", "ray"), default="local",
+                   help="where games run: local (this machine) or ray (Ray tasks on a local instance or the "
+                        "cluster at --address; needs the ray extra). Same results either way")
+    p.add_argument("--address", metavar="ADDR", default=None,
+                   help="with --backend ray: the cluster's HOST:PORT (the head's 'ray start --head' port), "
+                        "ray://HOST:10001, or auto (default: start Ray on this machine)")
     p.add_argument("--max-turns", type=int, default=2000, help="stop a game after this many card plays")
     p.add_argument("--out", metavar="FILE", help="write the results as JSON (missing folders are created); "
                    "partial results are saved there as the games go")
@@ -431,6 +484,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-pause", action="store_true", help="print everything without waiting for Enter")
     p.add_argument("--from", dest="start", type=int, default=0, metavar="N",
                    help="start showing at action index N")
+    p.add_argument("--html", metavar="OUT", help="write the game as one self-contained HTML page (board, players, "
+                   "display, VP chart; step by action or turn, play) to OUT instead of printing it")
     p.set_defaults(run=cmd_replay, parser=p)
 
     p = command("demo", "watch one seeded game between the baseline agents")

@@ -9,8 +9,8 @@ Per distinct spec (a spec listed twice is one entry, pooled over its seats) the
 result holds seat-games, wins, the win rate with its Wilson 95% interval, mean
 VP and mean place, wins per seat, and an OpenSkill Plackett-Luce rating
 (``mu``, ``sigma``, ``ordinal = mu - 3 sigma``) updated game by game in game
-order. Games run in worker processes but are processed in game order, so the
-result is the same for any number of workers.
+order. Games run in worker processes (or as Ray tasks: ``backend="ray"``) but are processed in
+game order, so the result is the same for any number of workers and either backend.
 
 The result also keeps the games themselves, for plots and per-game analysis:
 ``per_game`` lists every game in game order as ``{"game", "seed", "seats"
@@ -49,7 +49,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import NormalDist
@@ -76,6 +76,9 @@ RECORDS_MANIFEST = "tournament.json"
 RECORDS_MANIFEST_FORMAT = "concordia-env/tournament-records"
 #: the settings that define a tournament's result: a resumed run must match them all
 SETTINGS_KEYS = ("map", "players", "agents", "games", "seed", "intermediate_scoring", "max_turns")
+#: where games run: ``local`` (this machine: in this process or a process pool) or ``ray`` (Ray
+#: remote tasks, :mod:`concordia_env.integrations.ray_backend`; same results)
+BACKENDS = ("local", "ray")
 #: a game record's file name in a records folder
 RECORD_NAME = "game_{:05d}.json"
 _RECORD_RE = re.compile(r"game_\d{5,}\.json")
@@ -536,7 +539,7 @@ class _Interrupts:
               f"(Ctrl-C again to abort {'it' if n == 1 else 'them'})\n")
 
 
-def _terminate(pool: ProcessPoolExecutor) -> None:
+def _terminate(pool: Executor) -> None:
     """Kill a pool's workers (their games are lost) and release the pool. Waiting for the games in
     flight instead would keep an aborted run alive for a game's length, and the interpreter's exit
     joins the pool's threads, which wait for the workers."""
@@ -558,7 +561,7 @@ class _Games:
     others finish, and none once ``interrupts.stop`` is set. The first games are submitted at
     construction, which forks the pool's workers before any thread (the progress bar's) starts."""
 
-    def __init__(self, tasks: Sequence[tuple[int, Task]], pool: ProcessPoolExecutor | None, window: int,
+    def __init__(self, tasks: Sequence[tuple[int, Task]], pool: Executor | None, window: int,
                  interrupts: _Interrupts) -> None:
         self.tasks, self.pool, self.window, self.interrupts = tasks, pool, window, interrupts
         self.submitted = self.yielded = 0
@@ -657,6 +660,16 @@ class Tournament:
     save_every: int = DEFAULT_SAVE_EVERY
     done: list[dict[str, Any]] = field(default_factory=list)
     seconds: float = 0.0
+    backend: str = "local"
+    address: str | None = None
+
+    def _pool(self, workers: int) -> Executor | None:
+        """Where the games run: None (this process), a process pool of ``workers``, or Ray tasks."""
+        if self.backend == "ray":
+            from ..integrations.ray_backend import RayGamePool
+
+            return RayGamePool(self.address)
+        return ProcessPoolExecutor(workers, initializer=game_worker_init) if workers > 1 else None
 
     def _task(self, g: int) -> Task:
         s = self.settings
@@ -679,7 +692,7 @@ class Tournament:
         tasks = [(g, self._task(g)) for g in range(len(self.done), games)]
         workers = max(1, min(self.workers, len(tasks)))
         with _Interrupts(graceful_interrupt) as interrupts:
-            pool = ProcessPoolExecutor(workers, initializer=game_worker_init) if workers > 1 else None
+            pool = self._pool(workers) if tasks else None
             try:
                 played = _Games(tasks, pool, workers, interrupts)
                 with tqdm(total=games, initial=len(self.done), disable=not progress, unit="game", leave=False,
@@ -723,11 +736,16 @@ def prepare_tournament(map_name: str, num_players: int, agent_specs: Sequence[st
                        workers: int = 1, intermediate_scoring: bool = False,
                        record_dir: str | os.PathLike | None = None, max_turns: int | None = DEFAULT_MAX_TURNS, *,
                        out: str | os.PathLike | None = None, save_every: int = DEFAULT_SAVE_EVERY,
-                       resume: bool = False, overwrite: bool = False) -> Tournament:
+                       resume: bool = False, overwrite: bool = False, backend: str = "local",
+                       address: str | None = None) -> Tournament:
     """Check a tournament's arguments and output paths and load what a resumed run has done,
     before any game is played; ``ValueError`` says what is wrong (see :func:`run_tournament`)."""
     agent_specs = [s.strip() if isinstance(s, str) else s for s in agent_specs]
     check_tournament_args(map_name, num_players, agent_specs, games, workers)
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {', '.join(BACKENDS)}; got {backend!r}")
+    if address is not None and backend != "ray":
+        raise ValueError("a Ray address needs the ray backend (--backend ray)")
     settings = tournament_settings(map_name, num_players, agent_specs, games, seed, intermediate_scoring,
                                    check_max_turns(max_turns))
     if isinstance(save_every, bool) or not isinstance(save_every, int) or save_every < 0:
@@ -754,7 +772,7 @@ def prepare_tournament(map_name: str, num_players: int, agent_specs: Sequence[st
     if resume:
         if folder is not None:
             done += recorded_games(folder, len(done), settings)
-    return Tournament(settings, workers, out_path, folder, save_every, done, seconds)
+    return Tournament(settings, workers, out_path, folder, save_every, done, seconds, backend, address)
 
 
 def run_tournament(map_name: str, num_players: int, agent_specs: Sequence[str], games: int, seed: int = 0,
@@ -762,7 +780,8 @@ def run_tournament(map_name: str, num_players: int, agent_specs: Sequence[str], 
                    record_dir: str | os.PathLike | None = None, progress: bool = True,
                    max_turns: int | None = DEFAULT_MAX_TURNS, *, out: str | os.PathLike | None = None,
                    save_every: int = DEFAULT_SAVE_EVERY, resume: bool = False, overwrite: bool = False,
-                   graceful_interrupt: bool = True) -> dict[str, Any]:
+                   graceful_interrupt: bool = True, backend: str = "local",
+                   address: str | None = None) -> dict[str, Any]:
     """Play ``games`` games with rotated seats (see the module doc) and return the statistics.
 
     ``agent_specs`` has one spec per seat; ``games`` must be a multiple of the
@@ -778,10 +797,15 @@ def run_tournament(map_name: str, num_players: int, agent_specs: Sequence[str], 
     same) or ``overwrite`` (start afresh; also deletes another tournament's records in
     ``record_dir``). Ctrl-C: see :meth:`Tournament.run` (:class:`TournamentInterrupted`).
     ``ValueError`` for bad arguments or output paths (before any game is played).
+
+    ``backend``: ``"local"`` (default; ``workers`` processes) or ``"ray"``: every game a Ray task
+    (:mod:`concordia_env.integrations.ray_backend`), at most ``workers`` in flight, on the cluster
+    at ``address`` (None: a local Ray instance, or the Ray this process is connected to); the
+    result is the local backend's. ``ImportError`` if Ray is missing.
     """
     tournament = prepare_tournament(map_name, num_players, agent_specs, games, seed, workers, intermediate_scoring,
                                     record_dir, max_turns, out=out, save_every=save_every, resume=resume,
-                                    overwrite=overwrite)
+                                    overwrite=overwrite, backend=backend, address=address)
     return tournament.run(progress=progress, graceful_interrupt=graceful_interrupt)
 
 

@@ -6,6 +6,11 @@
 * :mod:`concordia_env.integrations.sb3`: :class:`~concordia_env.integrations.sb3.LearnerVecEnv`,
   a stable-baselines3 ``VecEnv`` over the batched env for one learner against random
   opponents played in the compiled kernel (imports stable-baselines3; needs the ``train`` extra).
+* :mod:`concordia_env.integrations.rllib`: the AEC env as an RLlib multi-agent env with action
+  masking (``observations`` key, illegal actions terminate), policy mappings and a masked PPO
+  config (needs the ``rllib`` extra).
+* :mod:`concordia_env.integrations.ray_backend`: ``concordia tournament --backend ray``, games as
+  Ray tasks (needs the ``ray`` extra).
 
 Importing this package imports neither: each module is imported only when named. The table
 of libraries, what works with each and how is in ``docs/integrations.md``.

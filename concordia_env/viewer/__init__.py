@@ -1,0 +1,15 @@
+"""The replay viewer: a game record as one self-contained HTML page (``concordia replay --html``).
+
+:func:`~concordia_env.viewer.snapshots.replay_data` replays a record and gathers what the page
+shows at every step (compact per-step deltas of a flat frame vector, see
+:mod:`concordia_env.viewer.snapshots`); :func:`~concordia_env.viewer.html.replay_html` embeds
+that data in ``template.html`` (the page's CSS and JavaScript, no external resources) and
+:func:`~concordia_env.viewer.html.write_replay_html` writes the page atomically.
+"""
+
+from __future__ import annotations
+
+from .html import replay_html, write_replay_html
+from .snapshots import FrameLayout, frame_layout, frame_vector, replay_data
+
+__all__ = ["FrameLayout", "frame_layout", "frame_vector", "replay_data", "replay_html", "write_replay_html"]
