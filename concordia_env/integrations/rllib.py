@@ -130,14 +130,14 @@ class ConcordiaMultiAgentEnv(MultiAgentEnv):
             obs = scale_observation(obs, self.scale, self.unbounded)
         return {"observations": obs, "action_mask": raw["action_mask"].astype(np.float32)}
 
-    def reset(self, *, seed: int | None = None,  # type: ignore[override]
+    def reset(self, *, seed: int | None = None,  # type: ignore[override,unused-ignore]
               options: dict | None = None) -> tuple[MultiAgentDict, MultiAgentDict]:
         """A new game (``seed`` as :meth:`raw_env.reset`): the deciding agent's observation."""
         self.env.reset(seed=seed, options=options)
         agent = self.env.agent_selection
         return {agent: self._observe(agent)}, {agent: {}}
 
-    def step(self, action_dict: MultiAgentDict) -> tuple[  # type: ignore[override]
+    def step(self, action_dict: MultiAgentDict) -> tuple[  # type: ignore[override,unused-ignore]
             MultiAgentDict, MultiAgentDict, MultiAgentDict, MultiAgentDict, MultiAgentDict]:
         """Play the deciding agent's action (other agents' entries are ignored; a missing one is a
         ``KeyError`` naming the agent expected)."""
