@@ -6,6 +6,7 @@ Examples::
     concordia play --map italia --players 2 --opponents heuristic
     concordia tournament --map imperium --players 4 --agents heuristic,random,random,random \\
         --games 200 --workers 2 --out results.json
+    concordia play --resume game.json
     concordia replay game.json --no-pause
     concordia replay game.json --html game.html
 
@@ -19,7 +20,7 @@ import argparse
 import os
 import shlex
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TextIO
 
 import numpy as np
@@ -57,7 +58,9 @@ PLAY_HELP = """\
 Type the number of an action to play it.
   b, board         show the board again
   h, help          this help
-  q, quit, exit    leave the game (Ctrl-D and Ctrl-C too)"""
+  q, quit, exit    leave the game (offers to save it to continue later with
+                   concordia play --resume FILE; with --save it is saved)
+  Ctrl-D, Ctrl-C   leave too (saved with --save; Ctrl-C exits with status 130)"""
 
 
 class QuitGame(Exception):
@@ -149,7 +152,10 @@ def print_outcome(state: GameState, record: dict[str, Any], out: TextIO) -> None
     print("\n" + state_to_text(state), file=out)
     print_result(state, out)
     result = record["result"]
-    if result["truncated"]:
+    if result.get("unfinished"):
+        print(f"Game left unfinished after {result['turns']} card plays: no winner "
+              "(concordia play --resume continues it).", file=out)
+    elif result["truncated"]:
         print(f"Game stopped (truncated) after {result['turns']} card plays: no winner.", file=out)
     else:
         w = result["winner"]
@@ -214,37 +220,131 @@ def opponent_specs(text: str, players: int) -> list[str]:
     return specs
 
 
-def cmd_play(args: argparse.Namespace, input_fn: InputFn, out: TextIO) -> int:
-    """A human at the terminal against agents."""
-    from .arena.records import final_state, play_game, save_record
+def default_save_name(map_name: str, players: int, seed: int) -> str:
+    """The file ``q`` offers to save a game to when ``play`` got no ``--save``."""
+    return f"concordia-{map_name}-{players}p-seed{seed}.json"
 
-    _check_setup(args.map, args.players)
-    n = args.players
-    if not 0 <= args.seat < n:
-        raise UsageError(f"--seat must be 0..{n - 1} for {n} players, got {args.seat}")
-    specs = opponent_specs(args.opponents, n)
-    opponents = iter(_agents(specs))
+
+def _resume_setup(args: argparse.Namespace) -> tuple[dict[str, Any], int, list[Agent]]:
+    """``play --resume``: the verified partial record, the human's seat and the opponents' specs
+    (from ``--opponents`` or else the record's agent names)."""
+    from .arena.records import is_unfinished, load_record, verify_record
+
+    record = load_record(args.resume)
+    if not is_unfinished(record):
+        how = "truncated at its card-play limit" if record["result"]["truncated"] else "finished"
+        raise ValueError(f"{args.resume}: the game is {how}; only a game left with q or Ctrl-C can be resumed")
+    names = record["agents"]
+    humans = [k for k, name in enumerate(names) if name == HUMAN_NAME]
+    if len(humans) != 1:
+        raise ValueError(f"{args.resume}: expected one seat played by {HUMAN_NAME!r}, the agents are {names}")
+    seat = humans[0]
+    if args.seat is not None and args.seat != seat:
+        raise UsageError(f"--seat {args.seat}: in {args.resume} you play seat {seat}")
+    n = record["players"]
+    specs = (opponent_specs(args.opponents, n) if args.opponents is not None
+             else [name for k, name in enumerate(names) if k != seat])
+    opponents = _agents(specs)
     _compile(kernel_groups(specs))
+    verify_record(record)
+    return record, seat, opponents
+
+
+def _save_game(record: dict[str, Any], path: str) -> str | None:
+    """Save ``record`` to ``path``; the reason as one line if it cannot be written, else None."""
+    from .arena.records import save_record
+
+    if os.path.isdir(path):
+        return f"{path} is a folder"
+    try:
+        save_record(record, path)
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    return None
+
+
+def _ask_save(input_fn: InputFn, out: TextIO, record: dict[str, Any], default: str) -> str | None:
+    """After ``q`` without ``--save``: ask whether to save and where (end of input: no).
+    The path written, or None."""
+    try:
+        if input_fn("Save the game to continue it later? [y/N] ").strip().lower() not in ("y", "yes"):
+            return None
+        while True:
+            path = input_fn(f"File name [{default}]: ").strip() or default
+            why = _save_game(record, path)
+            if why is None:
+                return path
+            print(f"cannot save to {path}: {why}", file=out)
+    except EOFError:
+        return None
+
+
+def cmd_play(args: argparse.Namespace, input_fn: InputFn, out: TextIO) -> int:
+    """A human at the terminal against agents; ``--resume`` continues a partial record.
+
+    ``--save`` writes the record at the end and also when the game is left (``q``, end of input,
+    Ctrl-C) as a partial record; ``q`` without ``--save`` asks whether to save. Ctrl-C exits 130."""
+    from .arena.records import final_state, partial_record, play_game
+
+    history: list[int] = []
+    if args.resume:
+        record, seat, opponent_list = _resume_setup(args)
+        map_name, n, seed = record["map"], record["players"], record["seed"]
+        scoring = record["intermediate_scoring"]
+        history = list(record["actions"])
+        opponents = iter(opponent_list)
+        default_name = args.resume
+    else:
+        map_name, n, seed, scoring = args.map, args.players, args.seed, args.intermediate_scoring
+        _check_setup(map_name, n)
+        seat = 0 if args.seat is None else args.seat
+        if not 0 <= seat < n:
+            raise UsageError(f"--seat must be 0..{n - 1} for {n} players, got {seat}")
+        specs = opponent_specs(DEFAULT_OPPONENT if args.opponents is None else args.opponents, n)
+        opponents = iter(_agents(specs))
+        _compile(kernel_groups(specs))
+        default_name = default_save_name(map_name, n, seed)
     human = HumanAgent(input_fn, out)
-    agents = [human if k == args.seat else next(opponents) for k in range(n)]
+    agents = [human if k == seat else next(opponents) for k in range(n)]
     names = ["you" if a is human else a.name for a in agents]
-    print(f"Concordia: {args.map}, {n} players, seed {args.seed}; you are player {args.seat}\n"
+    print(f"Concordia: {map_name}, {n} players, seed {seed}; you are player {seat}\n"
           + _seat_lines(names), file=out)
+    if history:
+        print(f"Continuing {args.resume} after its {len(history)} actions", file=out)
     print("Type h for help.", file=out)
     try:
-        record = play_game(args.map, n, args.seed, agents, intermediate_scoring=args.intermediate_scoring,
-                           on_step=move_printer(names, out))
+        record = play_game(map_name, n, seed, agents, intermediate_scoring=scoring,
+                           on_step=move_printer(names, out), history=history)
     except (QuitGame, EOFError, KeyboardInterrupt) as exc:
-        reasons: dict[type[BaseException], str] = {QuitGame: "you left", EOFError: "end of input"}
-        why = reasons.get(type(exc), "interrupted")
-        print(f"\nGame abandoned ({why}); nothing saved.", file=out)
-        return 0
+        partial = partial_record(map_name, n, seed, [a.name for a in agents], history,
+                                 intermediate_scoring=scoring)
+        saved, why = None, None
+        if args.save:
+            why = _save_game(partial, args.save)
+            saved = args.save if why is None else None
+        elif isinstance(exc, QuitGame):
+            saved = _ask_save(input_fn, out, partial, default_name)
+        if saved:
+            note = f"saved to {saved} (continue with: concordia play --resume {shlex.quote(saved)})"
+        elif why:
+            note = f"could not save to {args.save}: {why}"
+        else:
+            note = "nothing saved"
+        if isinstance(exc, KeyboardInterrupt):
+            print(f"\nGame interrupted; {note}.", file=sys.stderr)
+            return 130
+        reason = "you left" if isinstance(exc, QuitGame) else "end of input"
+        print(f"\nGame abandoned ({reason}); {note}.", file=out)
+        return 1 if why else 0
     state = final_state(record)
     print_outcome(state, record, out)
-    place = state.ranking().index(args.seat) + 1
-    print(f"You (player {args.seat}) finished {_ordinal(place)} of {n}.", file=out)
+    place = state.ranking().index(seat) + 1
+    print(f"You (player {seat}) finished {_ordinal(place)} of {n}.", file=out)
     if args.save:
-        save_record(record, args.save)
+        why = _save_game(record, args.save)
+        if why:
+            print(f"error: cannot save to {args.save}: {why}", file=sys.stderr)
+            return 1
         print(f"Game record written to {args.save} (concordia replay {args.save})", file=out)
     return 0
 
@@ -337,10 +437,37 @@ def cmd_tournament(args: argparse.Namespace, input_fn: InputFn, out: TextIO) -> 
     return 0
 
 
+#: one replayed action: (index in the record, deciding seat, action id, its description)
+ReplayedAction = tuple[int, int, int, str]
+
+
+def replay_turns(record: dict[str, Any], start: int = 0) -> Iterator[tuple[int, list[ReplayedAction], GameState]]:
+    """A verified record's actions from index ``start`` on, grouped by turn as
+    :class:`~concordia_env.render.TurnPrinter` groups them (a new turn when the active player
+    changes, or at a card play after other actions): ``(the turn's active player,
+    [(index, seat, action, text), ...], state after the turn's last action)``."""
+    from .arena.records import initial_state
+
+    state = initial_state(record)
+    group: list[ReplayedAction] = []
+    active = -1
+    for i, action in enumerate(record["actions"]):
+        if i >= start:
+            if group and (state.active_player != active or state.phase == 0):
+                yield active, group, state.clone()
+                group = []
+            if not group:
+                active = state.active_player
+            group.append((i, state.current_player, int(action), state.action_to_string(action)))
+        state.apply(action)
+    if group:
+        yield active, group, state.clone()
+
+
 def cmd_replay(args: argparse.Namespace, input_fn: InputFn, out: TextIO) -> int:
-    """Step through a saved game, board after every action; or, with ``--html OUT``, write the
-    browser viewer page (:mod:`concordia_env.viewer`) instead."""
-    from .arena.records import initial_state, load_record, replay_steps, verify_record
+    """Step through a saved game, board after every turn (``--by-action``: every action); or,
+    with ``--html OUT``, write the browser viewer page (:mod:`concordia_env.viewer`) instead."""
+    from .arena.records import initial_state, is_unfinished, load_record, replay_steps, verify_record
 
     record = load_record(args.record)
     _compile(["engine"])
@@ -351,18 +478,35 @@ def cmd_replay(args: argparse.Namespace, input_fn: InputFn, out: TextIO) -> int:
     if not 0 <= args.start <= total:
         raise UsageError(f"--from must be 0..{total} for this record of {total} actions, got {args.start}")
     names = record["agents"]
+    kind = "an unfinished game, " if is_unfinished(record) else ""
     print(f"Replay of {args.record}: {record['map']}, {record['players']} players, seed {record['seed']}, "
-          f"{total} actions (result verified)\n" + _seat_lines(names), file=out)
+          f"{kind}{total} actions (result verified)\n" + _seat_lines(names), file=out)
     if args.start == 0:
         print("\n" + state_to_text(initial_state(record)), file=out)
+    unit = "action" if args.by_action else "turn"
     try:
-        for step in replay_steps(record, start=args.start):
-            print(f"\n[{step.index}] player {step.player} ({names[step.player]}): {step.text}  "
-                  f"(action {step.action})", file=out)
-            print(state_to_text(step.state), file=out)
-            if not args.no_pause and step.index < total - 1 \
-                    and input_fn("[Enter] next action, q to quit: ").strip().lower() in ("q", "quit", "exit"):
-                print(f"Stopped after action {step.index}.", file=out)
+        if args.by_action:
+            steps: Iterator[tuple[int, list[ReplayedAction], GameState]] = (
+                (step.player, [(step.index, step.player, step.action, step.text)], step.state)
+                for step in replay_steps(record, start=args.start))
+        else:
+            steps = replay_turns(record, args.start)
+        for active, group, state in steps:
+            if args.by_action:
+                i, seat, action, text = group[0]
+                print(f"\n[{i}] player {seat} ({names[seat]}): {text}  (action {action})", file=out)
+            else:
+                first = group[0][0]
+                span = f"action {first}" if len(group) == 1 else f"actions {first}-{group[-1][0]}"
+                print(f"\nTurn of player {active} ({names[active]}), {span}:", file=out)
+                for i, seat, action, text in group:
+                    who = "" if seat == active else f"player {seat} ({names[seat]}): "
+                    print(f"  [{i}] {who}{text}  (action {action})", file=out)
+            print(state_to_text(state), file=out)
+            last = group[-1][0]
+            if not args.no_pause and last < total - 1 \
+                    and input_fn(f"[Enter] next {unit}, q to quit: ").strip().lower() in ("q", "quit", "exit"):
+                print(f"Stopped after action {last}.", file=out)
                 return 0
     except (EOFError, KeyboardInterrupt):
         print("\nReplay stopped.", file=out)
@@ -440,12 +584,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = command("play", "play against agents in the terminal")
     setup_args(p)
-    p.add_argument("--opponents", default=DEFAULT_OPPONENT, metavar="SPECS",
+    p.add_argument("--opponents", default=None, metavar="SPECS",
                    help=f"one agent spec for every other seat, or a comma list of players-1 specs "
-                        f"(default {DEFAULT_OPPONENT})")
-    p.add_argument("--seat", type=int, default=0, help="your seat, 0..players-1 (default 0)")
+                        f"(default {DEFAULT_OPPONENT}; with --resume, the record's agents)")
+    p.add_argument("--seat", type=int, default=None, help="your seat, 0..players-1 (default 0)")
     p.add_argument("--seed", type=int, default=0, help="game setup seed (default 0)")
-    p.add_argument("--save", metavar="FILE", help="write the game record here at the end")
+    p.add_argument("--save", metavar="FILE", help="write the game record here at the end, and as a partial "
+                   "record when you leave (q, Ctrl-D, Ctrl-C)")
+    p.add_argument("--resume", metavar="RECORD", help="continue the partial game saved in RECORD from its last "
+                   "action (map, players, seed and your seat come from the record)")
     p.set_defaults(run=cmd_play, parser=p)
 
     p = command("tournament", "many games between agents with rotated seats; ratings table")
@@ -482,6 +629,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("replay", "step through a saved game record", specs=False)
     p.add_argument("record", metavar="FILE", help="a game record (from play/demo --save or tournament --records)")
     p.add_argument("--no-pause", action="store_true", help="print everything without waiting for Enter")
+    p.add_argument("--by-action", action="store_true", help="step (and show the board) after every action "
+                   "instead of after every turn")
     p.add_argument("--from", dest="start", type=int, default=0, metavar="N",
                    help="start showing at action index N")
     p.add_argument("--html", metavar="OUT", help="write the game as one self-contained HTML page (board, players, "

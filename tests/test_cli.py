@@ -13,8 +13,8 @@ from collections.abc import Iterable
 
 import pytest
 
-from concordia_env.arena.records import load_record, save_record, verify_record
-from concordia_env.cli import DEMO_AGENTS, main, parse_choice
+from concordia_env.arena.records import is_unfinished, load_record, save_record, verify_record
+from concordia_env.cli import DEMO_AGENTS, default_save_name, main, parse_choice
 
 
 def scripted(answers: Iterable[str], then: BaseException | None = None):
@@ -60,9 +60,10 @@ def test_play_bad_input_board_help_then_quit(capsys):
     assert "999 is not in the list" in out and "0 is not in the list" in out
     assert out.count("Concordia — Italia") == 2  # shown, then shown again for 'board'
     assert "q, quit, exit" in out  # the help
-    assert "Game abandoned (you left)" in out
-    assert len(input_fn.prompts) == 7  # every bad answer got the same prompt again
-    assert len(set(input_fn.prompts)) == 1
+    assert "Game abandoned (you left); nothing saved." in out  # the save question met end of input
+    assert len(input_fn.prompts) == 8  # every bad answer got the same prompt again, then the save question
+    assert len(set(input_fn.prompts[:7])) == 1
+    assert input_fn.prompts[7] == "Save the game to continue it later? [y/N] "
 
 
 def test_play_to_the_end_always_choosing_option_one(capsys, tmp_path):
@@ -78,10 +79,90 @@ def test_play_to_the_end_always_choosing_option_one(capsys, tmp_path):
     verify_record(record)
 
 
-@pytest.mark.parametrize("error,message", [(EOFError(), "end of input"), (KeyboardInterrupt(), "interrupted")])
-def test_play_eof_and_ctrl_c_leave_cleanly(capsys, error, message):
-    assert main(PLAY, input_fn=scripted(["1"], then=error)) == 0
-    assert f"Game abandoned ({message})" in capsys.readouterr().out
+def test_play_eof_leaves_cleanly(capsys):
+    assert main(PLAY, input_fn=scripted(["1"], then=EOFError())) == 0
+    assert "Game abandoned (end of input); nothing saved." in capsys.readouterr().out
+
+
+def test_play_ctrl_c_exits_130_with_one_line(capsys):
+    assert main(PLAY, input_fn=scripted(["1"], then=KeyboardInterrupt())) == 130
+    captured = capsys.readouterr()
+    assert captured.err.strip() == "Game interrupted; nothing saved."
+    assert "Traceback" not in captured.err
+
+
+def test_play_save_keeps_a_game_left_with_ctrl_c_and_resume_continues_it(capsys, tmp_path):
+    path, path2 = tmp_path / "game.json", tmp_path / "game2.json"
+    assert main(PLAY + ["--seed", "3", "--save", str(path)],
+                input_fn=scripted(["1"] * 5, then=KeyboardInterrupt())) == 130
+    err = capsys.readouterr().err.strip()
+    assert err == f"Game interrupted; saved to {path} (continue with: concordia play --resume {path})."
+    partial = load_record(path)
+    assert is_unfinished(partial) and partial["result"]["truncated"] and partial["result"]["winner"] is None
+    assert partial["agents"] == ["human", "random"] and partial["seed"] == 3 and partial["actions"]
+    verify_record(partial)
+    # q with --save saves without asking
+    assert main(["play", "--resume", str(path), "--save", str(path2)], input_fn=scripted(["1", "q"])) == 0
+    out = capsys.readouterr().out
+    assert f"Continuing {path} after its {len(partial['actions'])} actions" in out
+    assert f"Game abandoned (you left); saved to {path2}" in out
+    later = load_record(path2)
+    verify_record(later)
+    assert is_unfinished(later) and later["actions"][:len(partial["actions"])] == partial["actions"]
+    assert len(later["actions"]) > len(partial["actions"])
+    # to the end: a finished record, whose replay works
+    assert main(["play", "--resume", str(path2), "--save", str(path2)], input_fn=always("1")) == 0
+    assert "You (player 0) finished" in capsys.readouterr().out
+    final = load_record(path2)
+    verify_record(final)
+    assert not is_unfinished(final) and final["result"]["winner"] is not None
+    assert final["actions"][:len(later["actions"])] == later["actions"]
+    # a partial record replays, and says it is unfinished
+    assert main(["replay", str(path), "--no-pause"]) == 0
+    out = capsys.readouterr().out
+    assert "an unfinished game" in out and "Game left unfinished after" in out
+
+
+def test_play_q_offers_to_save(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    default = default_save_name("italia", 2, 0)
+    input_fn = scripted(["1", "q", "y", ""])
+    assert main(PLAY, input_fn=input_fn) == 0
+    assert input_fn.prompts[-1] == f"File name [{default}]: "
+    assert f"saved to {default} (continue with: concordia play --resume {default})" in capsys.readouterr().out
+    verify_record(load_record(tmp_path / default))
+    # an unwritable name is answered and asked again; 'n' saves nothing
+    (tmp_path / "dir").mkdir()
+    assert main(PLAY, input_fn=scripted(["q", "yes", "dir", "other.json"])) == 0
+    out = capsys.readouterr().out
+    assert "cannot save to dir: dir is a folder" in out and "saved to other.json" in out
+    assert main(PLAY, input_fn=scripted(["q", "n"])) == 0
+    assert "nothing saved" in capsys.readouterr().out
+    # resuming offers the resumed file as the default
+    input_fn = scripted(["q", "y", ""])
+    assert main(["play", "--resume", "other.json"], input_fn=input_fn) == 0
+    assert input_fn.prompts[-1] == "File name [other.json]: "
+    verify_record(load_record(tmp_path / "other.json"))
+
+
+def test_play_resume_refuses_finished_games_and_a_wrong_seat(capsys, tmp_path):
+    path = tmp_path / "done.json"
+    assert main(["demo", "--map", "italia", "--players", "2", "--agents", "random,random", "--save", str(path)]) == 0
+    capsys.readouterr()
+    assert main(["play", "--resume", str(path)], input_fn=scripted([])) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "the game is finished; only a game left" in err and "Traceback" not in err
+    partial = tmp_path / "partial.json"
+    assert main(PLAY + ["--save", str(partial)], input_fn=scripted(["q"])) == 0
+    with pytest.raises(SystemExit) as exc:
+        main(["play", "--resume", str(partial), "--seat", "1"], input_fn=scripted([]))
+    assert exc.value.code == 2
+    assert "you play seat 0" in capsys.readouterr().err
+    record = load_record(partial)
+    record["result"]["truncated"] = False  # 'unfinished' needs 'truncated'
+    save_record(record, partial)
+    assert main(["play", "--resume", str(partial)], input_fn=scripted([])) == 1
+    assert "'unfinished' is true, so 'truncated' must be true too" in capsys.readouterr().err
 
 
 def test_play_against_a_list_of_opponents(capsys):
@@ -126,22 +207,42 @@ def _final_scores(text: str) -> str:
 def test_replay_no_pause_prints_final_scores_that_match(capsys, saved_game):
     path, demo_out = saved_game
     record = load_record(path)
-    assert main(["replay", str(path), "--no-pause"]) == 0
+    assert main(["replay", str(path), "--no-pause", "--by-action"]) == 0
     out = capsys.readouterr().out
     assert "result verified" in out
     assert _final_scores(out) == _final_scores(demo_out)
     n = len(record["actions"])
     assert f"[{n - 1}] player " in out and f"[{n}]" not in out
     assert out.count("Concordia — Italia") == n + 2  # start, after every action, final
+    # by turn (the default): the same actions and result, a board per turn
+    assert main(["replay", str(path), "--no-pause"]) == 0
+    by_turn = capsys.readouterr().out
+    assert _final_scores(by_turn) == _final_scores(demo_out)
+    turns = by_turn.count("\nTurn of player ")
+    assert 1 < turns < n and by_turn.count("Concordia — Italia") == turns + 2
+    assert all(f"  [{i}] " in by_turn for i in range(n))
 
 
 def test_replay_pauses_and_quits(capsys, saved_game):
     path, _ = saved_game
     input_fn = scripted(["", "", "q"])
-    assert main(["replay", str(path), "--from", "10"], input_fn=input_fn) == 0
+    assert main(["replay", str(path), "--from", "10", "--by-action"], input_fn=input_fn) == 0
     out = capsys.readouterr().out
     assert "[10] player" in out and "[12] player" in out and "[13] player" not in out
     assert "Stopped after action 12" in out and "Final scores" not in out
+    assert set(input_fn.prompts) == {"[Enter] next action, q to quit: "}
+
+
+def test_replay_steps_by_turn(capsys, saved_game):
+    path, _ = saved_game
+    input_fn = scripted(["", "q"])
+    assert main(["replay", str(path), "--from", "10"], input_fn=input_fn) == 0
+    out = capsys.readouterr().out
+    assert set(input_fn.prompts) == {"[Enter] next turn, q to quit: "}
+    assert out.count("\nTurn of player ") == 2 and out.count("Concordia — Italia") == 2  # Enter, then q
+    assert "  [10] " in out and "[9]" not in out and "Final scores" not in out
+    last = int(out.split("Stopped after action ")[1].split(".")[0])
+    assert f"  [{last}] " in out and f"  [{last + 1}] " not in out and last > 12
 
 
 def test_replay_stops_at_end_of_input(capsys, saved_game):

@@ -167,11 +167,15 @@ def test_records_from_demo_play_and_tournament(tmp_path, capsys):
 
 def test_other_replay_options_still_work(page, capsys):
     game = str(page.with_name("game.json"))
-    assert main(["replay", game, "--no-pause", "--from", "5"]) == 0
+    assert main(["replay", game, "--no-pause", "--from", "5", "--by-action"]) == 0
     out = capsys.readouterr().out
     assert "[5] player" in out and "[4] player" not in out and "Final scores" in out
-    assert main(["replay", game, "--from", "3"], input_fn=lambda prompt="": "q") == 0
+    assert main(["replay", game, "--from", "3", "--by-action"], input_fn=lambda prompt="": "q") == 0
     assert "Stopped after action 3" in capsys.readouterr().out
+    # by turn, the default since the replay stepped by turn
+    assert main(["replay", game, "--no-pause", "--from", "5"]) == 0
+    out = capsys.readouterr().out
+    assert "  [5] " in out and "[4]" not in out and "Final scores" in out
 
 
 def _one_line_error(capsys) -> str:

@@ -19,6 +19,13 @@ Record format (``"format": "concordia-env/game"``, ``"version": 1``)::
                 "truncated": false,              # stopped at max_turns card plays
                 "turns": 331}}                   # card plays (state.field("turn"))
 
+A game left before its end (``concordia play`` after ``q`` or Ctrl-C) is saved
+as a *partial* record: ``"truncated": true`` (so readers that know only finished
+and truncated games treat it as stopped without a winner) and the optional
+``"unfinished": true`` in ``result``, which says it stopped because a player left,
+not at a card-play limit, and that ``concordia play --resume`` may continue it.
+Records without ``"unfinished"`` are finished or truncated games.
+
 Agent seeds: the agent at seat ``k`` of a game with setup seed ``s`` is reset
 with :func:`agent_seed` ``(s, k)``: the first 63 bits drawn from
 ``numpy.random.SeedSequence(s mod 2**64, spawn_key=(k,))`` (the k-th child of
@@ -65,10 +72,11 @@ def agent_seed(game_seed: int, seat: int) -> int:
     return int(ss.generate_state(1, np.uint64)[0] >> np.uint64(1))
 
 
-def _result(state: GameState, truncated: bool) -> dict[str, Any]:
-    """The ``result`` block of a record for the state a game stopped in."""
+def _result(state: GameState, truncated: bool, unfinished: bool = False) -> dict[str, Any]:
+    """The ``result`` block of a record for the state a game stopped in (``unfinished``: a
+    partial record, see the module doc; it implies ``truncated``)."""
     breakdown = state.score_breakdown()
-    return {
+    result = {
         "scores": [int(v) for v in breakdown.sum(axis=1)],
         "vp_breakdown": breakdown.tolist(),
         "ranking": state.ranking(),
@@ -76,11 +84,15 @@ def _result(state: GameState, truncated: bool) -> dict[str, Any]:
         "truncated": bool(truncated),
         "turns": int(state.field("turn")),
     }
+    if unfinished:
+        result["truncated"] = True
+        result["unfinished"] = True
+    return result
 
 
 def play_game(map_name: str, num_players: int, seed: int, agents: Sequence[Agent], *,
               intermediate_scoring: bool = False, max_turns: int | None = DEFAULT_MAX_TURNS,
-              on_step: StepCallback | None = None) -> dict[str, Any]:
+              on_step: StepCallback | None = None, history: list[int] | None = None) -> dict[str, Any]:
     """Play one game with ``agents[k]`` at seat ``k`` and return its record (see the module doc).
 
     Each agent is reset with :func:`agent_seed` ``(seed, k)`` first (an agent object
@@ -91,6 +103,11 @@ def play_game(map_name: str, num_players: int, seed: int, agents: Sequence[Agent
     ``state.action_to_string(action)`` describes it. The game stops when it is
     over or when ``max_turns`` card plays have been made (truncated; None or 0:
     no limit). Raises :class:`AgentError` if an agent picks an illegal action.
+
+    ``history``, when given, is a list of action ids already played in this game (empty for a
+    new one): they are applied first, without asking the agents, and every action played is
+    appended to it, so a caller still has the actions so far when the game is interrupted
+    (an exception from an agent or ``on_step``) and can save them with :func:`partial_record`.
     """
     state = new_game(map_name, num_players, seed, intermediate_scoring)
     if len(agents) != num_players:
@@ -101,7 +118,12 @@ def play_game(map_name: str, num_players: int, seed: int, agents: Sequence[Agent
         if id(agent) not in reset:
             agent.reset(agent_seed(seed, seat))
             reset.add(id(agent))
-    actions: list[int] = []
+    actions: list[int] = history if history is not None else []
+    for i, action in enumerate(actions):
+        try:
+            state.apply(action)
+        except ValueError as exc:  # IllegalActionError, or an id outside the action space
+            raise ValueError(f"action {i} ({action}) of the game to continue is illegal: {exc}") from None
     turn = state.field("turn")  # a live view of the card-play counter
     truncated = False
     while not state.is_terminal():
@@ -130,6 +152,32 @@ def play_game(map_name: str, num_players: int, seed: int, agents: Sequence[Agent
         "actions": actions,
         "result": _result(state, truncated),
     }
+
+
+def partial_record(map_name: str, num_players: int, seed: int, agent_names: Sequence[str],
+                   actions: Sequence[int], *, intermediate_scoring: bool = False) -> dict[str, Any]:
+    """The record of a game left after ``actions`` (see the module doc): a finished game if
+    they end it, else a partial record (``"truncated": true, "unfinished": true``).
+    ``ValueError`` names an illegal action."""
+    record = {
+        "format": RECORD_FORMAT,
+        "version": RECORD_VERSION,
+        "map": map_name,
+        "players": int(num_players),
+        "seed": int(seed),
+        "intermediate_scoring": bool(intermediate_scoring),
+        "agents": list(agent_names),
+        "actions": [int(a) for a in actions],
+    }
+    state = final_state({**record, "result": None})
+    done = state.is_terminal()
+    record["result"] = _result(state, truncated=False, unfinished=not done)
+    return record
+
+
+def is_unfinished(record: dict[str, Any]) -> bool:
+    """Whether ``record`` is a partial record of a game left before its end."""
+    return bool(record["result"].get("unfinished", False))
 
 
 # ---------------------------------------------------------------- validation
@@ -209,6 +257,11 @@ def _validate_result(result: Any, n: int) -> None:
         raise ValueError(f"result 'winner' must be a seat 0..{n - 1} or null, got {short_repr(w)}")
     if not _is_int(result["turns"]) or result["turns"] < 0:
         raise ValueError(f"result 'turns' must be a non-negative int, got {short_repr(result['turns'])}")
+    if "unfinished" in result:
+        if not isinstance(result["unfinished"], bool):
+            raise ValueError(f"result 'unfinished' must be true or false, got {short_repr(result['unfinished'])}")
+        if result["unfinished"] and not result["truncated"]:
+            raise ValueError("result 'unfinished' is true, so 'truncated' must be true too")
 
 
 # ---------------------------------------------------------------- files
@@ -319,8 +372,8 @@ def verify_record(record: dict[str, Any]) -> GameState:
                          f"it is still running (player {state.current_player} to decide)")
     if recorded["truncated"] and state.is_terminal():
         raise ValueError("record says the game was truncated, but its actions finish it")
-    replayed = _result(state, recorded["truncated"])
+    replayed = _result(state, recorded["truncated"], recorded.get("unfinished", False))
     for key, value in replayed.items():
-        if recorded[key] != value:
+        if recorded.get(key) != value:
             raise ValueError(f"record result {key!r} is {recorded[key]!r}, but the replay gives {value!r}")
     return state
