@@ -15,7 +15,7 @@ from concordia_env.agents.afterstates import legal_afterstates
 from concordia_env.agents.az import AZAgent, NetAgent, afterstate_logits, released_net_path
 from concordia_env.agents.base import make_agent
 from concordia_env.agents.heuristic import HeuristicAgent
-from concordia_env.agents.mcts import MCTSAgent
+from concordia_env.agents.mcts import MCTSAgent, priors
 from concordia_env.agents.numpy_policy import observation_scaling, scale_observation
 from concordia_env.agents.value_net import ValueNet
 from concordia_env.arena.records import play_game
@@ -124,6 +124,27 @@ def test_az_priors_are_the_softmax_of_afterstate_logits() -> None:
     assert agent._leaf[p] == pytest.approx(shares[0]) and agent._leaf[1 - p] == pytest.approx(shares[1])
 
 
+def test_prior_mix_blends_the_heuristics_priors_into_the_nets() -> None:
+    st = advanced(moves=12)
+    net = random_net(3)
+    mask = st.legal_action_mask().astype(np.int8)
+    heuristic = np.empty(mask.size)
+    priors(st.s, st.game.tables, mask, heuristic)
+    found = {}
+    for mix in (0.0, 0.25, 1.0):
+        agent = AZAgent(seed=0, net=net, simulations=1, prior_mix=mix)
+        agent.search(st)
+        node = agent._new_node(st.s, st.game.tables, mask, root=True)
+        agent._ensure_prior(node, st.s, st.game.tables, mask)
+        assert node.prior is not None and node.prior.sum() == pytest.approx(1.0)
+        assert not node.prior[mask == 0].any(), "no prior on an illegal action"
+        found[mix] = node.prior
+    assert np.allclose(found[1.0], heuristic), "prior_mix=1: exactly MCTS's priors"
+    assert not np.allclose(found[0.0], heuristic)
+    assert np.allclose(found[0.25], 0.75 * found[0.0] + 0.25 * heuristic)
+    assert make_agent("az:simulations=4:prior_mix=0.5").prior_mix == 0.5  # type: ignore[attr-defined]
+
+
 def test_a_net_without_policy_head_scores_afterstates_by_win_share() -> None:
     st = advanced(moves=5)
     net = random_net(4, policy=False)
@@ -166,7 +187,7 @@ def test_net_agent_plays_the_best_scored_afterstate_with_or_without_state() -> N
 
 
 def test_bad_options_are_refused() -> None:
-    for kwargs, word in [({"simulations": 0}, "iterations"), ({"leaf_mix": 2}, "leaf_mix"),
+    for kwargs, word in [({"simulations": 0}, "iterations"), ({"leaf_mix": 2}, "leaf_mix"), ({"prior_mix": -0.1}, "prior_mix"),
                          ({"prior_temperature": 0}, "prior_temperature"), ({"root_noise": -1}, "root_noise"),
                          ({"net": 3}, "net must be")]:
         with pytest.raises(ValueError, match=word):

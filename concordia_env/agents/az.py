@@ -10,7 +10,8 @@ Both play a :class:`~concordia_env.agents.value_net.ValueNet` with numpy only (n
   player's value of the leaf (no rollout), and the ``policy`` head's logits of the
   afterstates, softmaxed over the legal actions, give the priors. A net without a policy
   head scores afterstates by the decider's win share instead (the log of it is the logit).
-  ``leaf_mix`` blends in the heuristic's leaf value (:func:`concordia_env.agents.mcts.evaluate`);
+  ``leaf_mix`` blends in the heuristic's leaf value (:func:`concordia_env.agents.mcts.evaluate`)
+  and ``prior_mix`` the heuristic's priors (:func:`concordia_env.agents.mcts.priors`, MCTS's own);
   finished and truncated games are scored as the rules score them, and a lead counts
   ``1 + end_stake`` times more once the end is fixed, exactly as in MCTS.
 * :class:`NetAgent` (spec ``net``) plays the legal action whose afterstate has the highest
@@ -49,6 +50,7 @@ from .mcts import (
     end_is_fixed,
     evaluate,
     is_over,
+    priors,
     resample_deck,
 )
 from .policy import observed_map
@@ -139,6 +141,8 @@ class AZAgent(_NetUser, MCTSAgent):
         c_puct: exploration constant.
         prior_temperature: the priors are the softmax of the afterstate logits divided by it.
         leaf_mix: weight of the heuristic's leaf value blended with the network's (0: the network alone).
+        prior_mix: weight of the heuristic's priors blended with the network's (0: the network alone;
+            1: MCTS's priors with the network's values, the ablation of a weak policy head).
         temperature: the heuristic's softmax temperature, used when ``leaf_mix > 0``.
         end_stake, max_turns, root_noise, root_noise_alpha, move_temperature: as for
             :class:`~concordia_env.agents.mcts.MCTSAgent`.
@@ -148,7 +152,8 @@ class AZAgent(_NetUser, MCTSAgent):
 
     def __init__(self, seed: int = 0, net: ValueNet | str | os.PathLike | None = None, simulations: int = 200,
                  ms: float | None = None, c_puct: float = 1.5, prior_temperature: float = 1.0,
-                 leaf_mix: float = 0.0, temperature: float = 8.0, end_stake: float = END_STAKE,
+                 leaf_mix: float = 0.0, prior_mix: float = 0.0, temperature: float = 8.0,
+                 end_stake: float = END_STAKE,
                  max_turns: int | None = DEFAULT_MAX_TURNS, root_noise: float = 0.0, root_noise_alpha: float = 0.3,
                  move_temperature: float = 0.0) -> None:
         self._configure(simulations, ms, c_puct, end_stake, max_turns, root_noise, root_noise_alpha, move_temperature)
@@ -157,6 +162,7 @@ class AZAgent(_NetUser, MCTSAgent):
                 raise ValueError(f"{name} must be a positive number, got {value!r}")
         self.prior_temperature, self.temperature = float(prior_temperature), float(temperature)
         self.leaf_mix = check_fraction("leaf_mix", leaf_mix)
+        self.prior_mix = check_fraction("prior_mix", prior_mix)
         self.rollout = "net"
         self._set_net(net)
         self._leaf = np.zeros(MAXP)
@@ -204,9 +210,14 @@ class AZAgent(_NetUser, MCTSAgent):
         """Priors of ``node``: the softmax of its afterstates' logits, computed at its first search."""
         if node.prior is not None:
             return
-        rows = self._encoder.rows(s, T, mask, node.player)
         prior = np.zeros(NUM_ACTIONS)
-        prior[np.flatnonzero(mask)] = softmax_over(afterstate_logits(self._active_net, rows), self.prior_temperature)
+        if self.prior_mix < 1:  # prior_mix=1 needs no afterstates: the net's priors weigh nothing
+            rows = self._encoder.rows(s, T, mask, node.player)
+            prior[np.flatnonzero(mask)] = softmax_over(afterstate_logits(self._active_net, rows), self.prior_temperature)
+        if self.prior_mix > 0:
+            heuristic = np.empty(NUM_ACTIONS)
+            priors(s, T, mask, heuristic)
+            prior = (1 - self.prior_mix) * prior + self.prior_mix * heuristic
         node.prior = prior
 
     def _leaf_value(self, s: np.ndarray, T: np.ndarray, mask: np.ndarray, leaf: _Node, out: np.ndarray) -> None:
