@@ -11,7 +11,10 @@
   config (needs the ``rllib`` extra).
 * :mod:`concordia_env.integrations.ray_backend`: ``concordia tournament --backend ray``, games as
   Ray tasks (needs the ``ray`` extra).
+* :mod:`concordia_env.integrations.openspiel`: registers the pyspiel game ``python_concordia``
+  (explicit chance for the setup and the deal, IS-MCTS resampling, a compiled-playout MCTS
+  evaluator); needs the ``openspiel`` extra.
 
-Importing this package imports neither: each module is imported only when named. The table
+Importing this package imports none of them: each module is imported only when named. The table
 of libraries, what works with each and how is in ``docs/integrations.md``.
 """
