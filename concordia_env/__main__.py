@@ -14,8 +14,8 @@ import sys
 from .data import MAP_NAMES
 from .game import check_setup_args
 from .jit import compile_kernels
-from .render import TurnPrinter
-from .state import GOD_COLUMNS, GameState, new_game
+from .render import TurnPrinter, score_table
+from .state import GameState, new_game
 
 
 def play_random_game(state: GameState, seed: int, out=sys.stdout, verbose: bool = True) -> GameState:
@@ -33,19 +33,9 @@ def play_random_game(state: GameState, seed: int, out=sys.stdout, verbose: bool 
 
 
 def print_result(state: GameState, out=sys.stdout) -> None:
-    """Scores with the per-god breakdown, and the winner once the game is over.
-
-    A game still running (a partial record) shows the scores final scoring would give now and no
-    winner line: there is no winner yet."""
-    table = state.score_breakdown()
-    header = "player " + " ".join(f"{g[:9]:>9}" for g in GOD_COLUMNS) + "     total"
-    print("\nFinal scores" if state.is_terminal() else "\nScores if the game ended now", file=out)
-    print(header, file=out)
-    for p, row in enumerate(table):
-        print(f"{p:>6} " + " ".join(f"{int(v):>9}" for v in row) + f" {int(row.sum()):>9}", file=out)
-    winner = state.winner()
-    if winner is not None:
-        print(f"Winner (after tie-break): player {winner}", file=out)
+    """Scores with the per-god breakdown, and the winner once the game is over
+    (:func:`concordia_env.render.score_table`: a game still running, a partial record, has none)."""
+    print("\n" + score_table(state), file=out)
 
 
 def main(argv: list[str] | None = None) -> int:

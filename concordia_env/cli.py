@@ -25,10 +25,10 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from concordia_env.__main__ import print_result
 from concordia_env.data import MAP_NAMES
 from concordia_env.game import check_setup_args
-from concordia_env.render import TurnPrinter, state_to_text
+from concordia_env.menu import Menu, build_menu
+from concordia_env.render import WIDTH, TurnPrinter, score_table, state_to_text, status_lines, wrap
 from concordia_env.state import GameState, new_game
 
 from .agents.base import Agent, check_mask, make_agent, parse_spec
@@ -55,12 +55,17 @@ numpy policy pair (.npz + .json, e.g. from export_policy) or a stable-baselines3
 the file: use only .zip files you trust."""
 
 PLAY_HELP = """\
-Type the number of an action to play it.
-  b, board         show the board again
+Type the number of an action to play it: each action keeps its number for the
+whole decision, whether or not its group is shown.
+  a, c, d, ...     show a group the menu sums up in one line
+  a1, a2, ...      show one part of a group (a colonist's moves of one cost)
+  m, menu          show the menu again
+  b, board         show the board and the menu again
   h, help          this help
   q, quit, exit    leave the game (offers to save it to continue later with
                    concordia play --resume FILE; with --save it is saved)
-  Ctrl-D, Ctrl-C   leave too (saved with --save; Ctrl-C exits with status 130)"""
+  Ctrl-D, Ctrl-C   leave too (saved with --save; Ctrl-C exits with status 130)
+Houses are written P0 ... P4 (player 0 ... 4): "Sirmium [brick] houses P0 P3"."""
 
 
 class QuitGame(Exception):
@@ -72,69 +77,64 @@ class UsageError(Exception):
 
 
 # ---------------------------------------------------------------- human player
-def parse_choice(text: str, count: int) -> int | str:
-    """A human's answer to a list of ``count`` numbered actions: the chosen index (0-based)
-    or one of the commands ``"board"``, ``"help"``, ``"quit"``. ``ValueError`` says what
-    is wrong with anything else."""
-    word = text.strip().lower()
-    if not word:
-        raise ValueError(f"type a number from 1 to {count} (h for help)")
-    commands = {"b": "board", "board": "board", "h": "help", "help": "help", "?": "help",
-                "q": "quit", "quit": "quit", "exit": "quit"}
-    if word in commands:
-        return commands[word]
-    try:
-        number = int(word)
-    except ValueError:
-        raise ValueError(f"{text.strip()!r} is not a number from the list; type 1 to {count} "
-                         "(h for help)") from None
-    if not 1 <= number <= count:
-        raise ValueError(f"{number} is not in the list; choose 1 to {count}")
-    return number - 1
-
-
 class HumanAgent(Agent):
-    """A player at the terminal: shows the board and the numbered legal actions and reads a choice.
+    """A player at the terminal. At each decision it shows the board (when the decision starts a
+    turn, or on ``b``), the legal actions as a grouped, numbered menu
+    (:func:`concordia_env.menu.build_menu`) and, right above the prompt, the player's own status;
+    then it reads a choice. Every line fits ``width`` columns.
 
-    Input comes from ``input_fn`` (``input`` by default) so tests can script it;
-    ``quit`` raises :class:`QuitGame`, end of input ``EOFError``."""
+    Input comes from ``input_fn`` (``input`` by default) so tests can script it; bad input is
+    answered with one line and the same prompt. ``quit`` raises :class:`QuitGame`, end of input
+    ``EOFError``."""
 
     name = HUMAN_NAME
 
-    def __init__(self, input_fn: InputFn = input, out: TextIO | None = None) -> None:
+    def __init__(self, input_fn: InputFn = input, out: TextIO | None = None, width: int = WIDTH) -> None:
         self.input_fn = input_fn
         self.out = out
+        self.width = width
+        self._board_turn: int | None = None  # the card play after which the board was last shown
+
+    def reset(self, seed: int | None = None) -> None:
+        """A new game: its first decision shows the board."""
+        super().reset(seed)
+        self._board_turn = None
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, state: GameState | None = None) -> int:
         if state is None:
             raise ValueError("HumanAgent needs the game state to show the board")
         out = self.out or sys.stdout
         legal = check_mask(action_mask).tolist()
+        if legal != state.legal_actions():
+            raise ValueError("HumanAgent: the action mask is not the legal actions of the state given")
         if len(legal) == 1:  # nothing to decide: don't make the human type it
-            print(f"(your only choice) {state.action_to_string(legal[0])}", file=out)
+            print("\n".join(wrap(f"(your only choice) {state.action_to_string(legal[0])}", self.width)), file=out)
             return legal[0]
-        self._show(state, legal, out)
+        menu = build_menu(state, "you", self.width)
+        turn = int(state.field("turn"))
+        self._show(state, menu, out, board=turn != self._board_turn)
         while True:
             try:
-                choice = parse_choice(self.input_fn(f"Your choice (1-{len(legal)}, h for help): "), len(legal))
+                choice = menu.parse(self.input_fn(menu.prompt))
             except ValueError as exc:
                 print(exc, file=out)
                 continue
-            if choice == "quit":
+            if choice.kind == "action":
+                return choice.action
+            if choice.kind == "quit":
                 raise QuitGame
-            if choice == "help":
+            if choice.kind == "help":
                 print(PLAY_HELP, file=out)
-            elif choice == "board":
-                self._show(state, legal, out)
-            else:
-                return legal[choice]
+            else:  # "board", "menu" or "view"
+                self._show(state, menu, out, board=choice.kind == "board", key=choice.key or None)
 
-    @staticmethod
-    def _show(state: GameState, legal: list[int], out: TextIO) -> None:
-        print("\n" + state_to_text(state), file=out)
-        print(f"\nPlayer {state.current_player} (you), choose:", file=out)
-        for i, a in enumerate(legal, 1):
-            print(f"{i:>4}. {state.action_to_string(a)}", file=out)
+    def _show(self, state: GameState, menu: Menu, out: TextIO, board: bool = False, key: str | None = None) -> None:
+        """The board (if ``board``), the menu (or its part ``key``) and the player's status."""
+        if board:
+            print("\n" + state_to_text(state, self.width), file=out)
+            self._board_turn = int(state.field("turn"))
+        lines = ["", *menu.view(key), "", *status_lines(state, state.current_player, self.width)]
+        print("\n".join(lines), file=out)
 
 
 # ---------------------------------------------------------------- printing games
@@ -142,15 +142,14 @@ def move_printer(names: Sequence[str], out: TextIO) -> Callable[[GameState, int,
     """An ``on_step`` callback printing each action on its own line as ``player k (name): action``."""
 
     def on_step(state: GameState, seat: int, action: int) -> None:
-        print(f"player {seat} ({names[seat]}): {state.action_to_string(action)}", file=out)
+        print("\n".join(wrap(f"player {seat} ({names[seat]}): {state.action_to_string(action)}", WIDTH)), file=out)
 
     return on_step
 
 
 def print_outcome(state: GameState, record: dict[str, Any], out: TextIO) -> None:
     """Final board, the score table with the per-god breakdown, and the winner's agent."""
-    print("\n" + state_to_text(state), file=out)
-    print_result(state, out)
+    print("\n" + state_to_text(state) + "\n\n" + score_table(state), file=out)
     result = record["result"]
     if result.get("unfinished"):
         print(f"Game left unfinished after {result['turns']} card plays: no winner "
@@ -646,6 +645,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-turns", type=int, default=2000, help="stop the game after this many card plays")
     p.add_argument("--save", metavar="FILE", help="write the game record here")
     p.set_defaults(run=cmd_demo, parser=p)
+
+    from .server.command import add_serve_arguments, cmd_serve  # concordia_env/server: the browser game
+
+    p = command("serve", "play against agents in the browser (a local web server)")
+    add_serve_arguments(p, setup_args)
+    p.set_defaults(run=cmd_serve, parser=p)
     return parser
 
 

@@ -5,6 +5,8 @@ installed console script in a subprocess."""
 
 from __future__ import annotations
 
+import io
+import itertools
 import json
 import shutil
 import subprocess
@@ -13,8 +15,12 @@ from collections.abc import Iterable
 
 import pytest
 
+from concordia_env import new_game
+from concordia_env import scenario as sc
 from concordia_env.arena.records import is_unfinished, load_record, save_record, verify_record
-from concordia_env.cli import DEMO_AGENTS, default_save_name, main, parse_choice
+from concordia_env.cli import DEMO_AGENTS, HumanAgent, QuitGame, default_save_name, main
+from concordia_env.menu import build_menu
+from concordia_env.render import WIDTH, status_lines
 
 
 def scripted(answers: Iterable[str], then: BaseException | None = None):
@@ -41,14 +47,98 @@ PLAY = ["play", "--map", "italia", "--players", "2", "--opponents", "random"]
 
 
 # ---------------------------------------------------------------- play
-def test_parse_choice():
-    assert parse_choice(" 3 ", 5) == 2
-    assert [parse_choice(w, 5) for w in ("b", "Board", "h", "help", "q", "QUIT", "exit")] == [
-        "board", "board", "help", "help", "quit", "quit", "quit"]
-    for bad, msg in [("", "type a number"), ("x", "not a number"), ("0", "not in the list"),
-                     ("6", "not in the list"), ("-1", "not in the list"), ("1.5", "not a number")]:
-        with pytest.raises(ValueError, match=msg):
-            parse_choice(bad, 5)
+def architectus_turn():
+    """Imperium, 3 players: player 0 has played the Architectus with land colonists in Roma and on
+    Lutetia–Massilia and a sea colonist on Massilia–Roma: 63 legal actions (60 moves, 2 houses, done)."""
+    st = new_game("imperium", 3, seed=0)
+    sc.set_turn(st, 0)
+    sc.set_colonists(st, 0, land=["Roma", ("Lutetia", "Massilia")], sea=[("Massilia", "Roma")])
+    sc.act(st, "play", "Architectus")
+    return st
+
+
+def ask(state, answers, human=None):
+    """Run one decision of a HumanAgent with scripted ``answers``: (action, printed lines, prompts)."""
+    out = io.StringIO()
+    input_fn = scripted(answers)
+    human = human or HumanAgent(input_fn, out)
+    human.input_fn, human.out = input_fn, out
+    action = human.act(None, state.legal_action_mask(), state)
+    return action, out.getvalue().splitlines(), input_fn.prompts
+
+
+def test_human_chooses_by_group_then_item_or_by_number():
+    st = architectus_turn()
+    target = sc.action_id(st, "move", "land", ("Lutetia", "Massilia"), ("Massilia", "Novaria"))
+    number = build_menu(st).actions().index(target) + 1
+    by_group, lines, prompts = ask(st, ["c", "c1", str(number)])
+    direct, direct_lines, _ = ask(st, [str(number)])
+    assert by_group == direct == target
+    assert len(prompts) == 3 and len(set(prompts)) == 1
+    text = "\n".join(lines)
+    assert "   c move land colonist 2 from (Lutetia–Massilia): 23 routes (17-39)" in text
+    assert "  c1 1 point: 6 routes (17-22)" in text  # the group, as sections
+    assert f"  {number} Massilia [" in text  # the section, with the number typed
+    assert f"  {number} Massilia [" not in "\n".join(direct_lines)  # the top menu only sums the group up
+    assert max(map(len, lines)) <= WIDTH
+    # the board once (a new turn), then only the menu; the status block always right above the prompt
+    status = status_lines(st, 0)
+    assert text.count("Concordia — Imperium") == 1 and text.count(status[0]) == 3
+    assert lines[-len(status):] == status
+
+
+def test_bad_input_reprompts_with_one_line_and_never_changes_the_game():
+    st = architectus_turn()
+    before, mask = st.s.copy(), st.legal_action_mask()
+    human = HumanAgent()
+    ask(st, ["1"], human)  # the first decision of the turn shows the board
+    menu = build_menu(st, "you")
+    assert [(g.key, len(g.entries)) for g in menu.groups] == [("a", 16), ("c", 23), ("d", 21), ("e", 2), ("f", 1)]
+    bad = ["", "zz", "999", "0", "f", "a9", "-3", "x" * 200]  # f: the one action "done", not a group
+    action, lines, prompts = ask(st, bad + ["1"], human)
+    assert action == menu.actions()[0]
+    assert len(prompts) == len(bad) + 1 and len(set(prompts)) == 1
+    # the same turn: the menu and the status block, no board; then one line for each bad answer
+    assert lines[:-len(bad)] == ["", *menu.view(), "", *status_lines(st, 0)]
+    assert lines[-len(bad):] == [
+        "type a number from 1 to 63 (h for help)",
+        "'zz' is not a number from the list; type 1 to 63 (h for help)",
+        "999 is not in the list; choose 1 to 63",
+        "0 is not in the list; choose 1 to 63",
+        "'f' is not a number from the list; type 1 to 63 (h for help)",
+        "'a9' is not a number from the list; type 1 to 63 (h for help)",
+        "-3 is not in the list; choose 1 to 63",
+        "'xxxxxxxxxxxxxxxxx...' is not a number from the list; type 1 to 63 (h for help)",
+    ]
+    assert (st.s == before).all() and (st.legal_action_mask() == mask).all()
+
+
+def test_human_menu_help_and_quit():
+    st = architectus_turn()
+    with pytest.raises(QuitGame):
+        ask(st, ["h", "m", "q"])
+    _, lines, _ = ask(st, ["h", "m", "1"])
+    text = "\n".join(lines)
+    assert "m, menu          show the menu again" in text and "houses P0 P3" in text
+    assert max(map(len, lines)) <= WIDTH
+    assert text.count("Player 0 (you): Architectus: 3 movement points left") == 2
+
+
+@pytest.mark.parametrize("map_name,players", [("italia", "2"), ("imperium", "5")])
+def test_whole_scripted_games_fit_80_columns(map_name, players, tmp_path, monkeypatch):
+    """A whole game typed at the terminal: at every decision a group, a section, the menu again and
+    the first entry (answers the menu refuses are answered with one line), to the end."""
+    monkeypatch.chdir(tmp_path)  # a short file name in the messages
+    out = io.StringIO()
+    answers = itertools.cycle(["a", "a1", "m", "1"])
+    path = "game.json"
+    argv = ["play", "--map", map_name, "--players", players, "--opponents", "random", "--seed", "1",
+            "--save", path]
+    assert main(argv, input_fn=lambda prompt="": next(answers), out=out) == 0
+    lines = out.getvalue().splitlines()
+    assert "Final scores" in lines and any(ln.startswith("You (player 0) finished") for ln in lines)
+    assert max(map(len, lines)) <= WIDTH, [ln for ln in lines if len(ln) > WIDTH]
+    verify_record(load_record(path))
 
 
 def test_play_bad_input_board_help_then_quit(capsys):

@@ -62,8 +62,9 @@ def test_wheel_installs_only_the_concordia_env_namespace(built):
         entry_points = whl.read(f"{dist_info}/entry_points.txt").decode()
         wheel_meta = whl.read(f"{dist_info}/METADATA").decode()
     assert top == {"concordia_env", dist_info}, top
-    for needed in ("concordia_env/py.typed", "concordia_env/viewer/template.html", "concordia_env/data/maps.json", "concordia_env/data/components.json",
-                   f"{dist_info}/licenses/LICENSE"):
+    for needed in ("concordia_env/py.typed", "concordia_env/viewer/template.html", "concordia_env/viewer/draw.js",
+                   "concordia_env/viewer/draw.css", "concordia_env/server/page.html", "concordia_env/data/maps.json",
+                   "concordia_env/data/components.json", f"{dist_info}/licenses/LICENSE"):
         assert needed in names, needed
     policies = {n for n in names if n.startswith("concordia_env/agents/policies/")}
     assert {f"concordia_env/agents/policies/ppo_{m}.{ext}" for m in ("imperium", "italia")

@@ -1,6 +1,10 @@
-"""Rendering through the env: PettingZoo's render_test for every mode, and what the text shows."""
+"""Rendering through the env: PettingZoo's render_test for every mode, and what the text shows:
+the owners of houses as players (P0 P2), the status block, the score table, 80 columns."""
 
 from __future__ import annotations
+
+import io
+import re
 
 import matplotlib
 import numpy as np
@@ -8,6 +12,8 @@ import pytest
 from pettingzoo.test import render_test
 
 import concordia_env as ce
+from concordia_env import scenario as sc
+from concordia_env.render import WIDTH, TurnPrinter, pack, score_table, state_to_text, status_lines
 
 matplotlib.use("Agg")  # headless: "human" draws into an off-screen figure
 
@@ -56,3 +62,77 @@ def test_render_without_mode_warns_and_before_reset_raises():
         assert env.render() is None
     with pytest.raises(RuntimeError, match="reset"):
         ce.raw_env(render_mode="ansi").render()
+
+
+# ---------------------------------------------------------------- the text in 80 columns
+def _houses_position():
+    st = ce.new_game("imperium", 5, seed=0)
+    sc.set_city_good(st, "Sirmium", "brick")
+    sc.set_city_good(st, "Tomis", "food")
+    sc.add_house(st, 0, "Sirmium")
+    sc.add_house(st, 2, "Sirmium")
+    sc.add_house(st, 4, "Tomis")
+    sc.set_colonists(st, 1, land=["Roma", ("Aquileia", "Roma")], sea=[("Massilia", "Roma")])
+    sc.set_hand(st, 1, {"Tribunus": 1, "Architectus": 2, "Diplomat (Saturnus)": 1, "Mercator (5)": 1,
+                        "Senator": 1, "Consul": 1, "Diplomat (Jupiter)": 1})
+    sc.set_discard(st, 1, ["Praefectus"])
+    sc.give_pm(st, 1)
+    sc.set_marker(st, "Dacia", False)
+    return st
+
+
+def test_house_owners_are_named_players_never_a_bare_number():
+    text = state_to_text(_houses_position())
+    assert "   VII Dacia (bonus tools: coin side): Napoca [tools]\n" \
+           "       Sirmium [brick] houses P0 P2; Tomis [food] houses P4\n" in text
+    assert not re.search(r"houses \d", text)
+
+
+def test_status_block_and_score_table():
+    st = _houses_position()
+    assert status_lines(st, 1) == [
+        "You (P1) [Praefectus Magnus]: 5 sestertii; VP now 9; houses left 15",
+        "  goods: 1 brick, 2 food, 1 tools, 1 wine, 1 cloth; storehouse 9/12 slots used",
+        "  hand: Tribunus, 2x Architectus, Mercator (5), Senator, Consul,",
+        "    Diplomat (Jupiter), Diplomat (Saturnus); discard top: Praefectus",
+        "  colonists: land Roma, (Aquileia–Roma); sea (Massilia–Roma)",
+    ]
+    assert score_table(st).splitlines() == [
+        "Scores if the game ended now",
+        "player    Vesta  Jupiter Saturnus  Mercur.     Mars  Minerva Concord.    total",
+        "     0        3        0        2        2        4        0        0       11",
+        "     1        3        0        0        0        6        0        0        9",
+        "     2        3        0        2        2        4        0        0       11",
+        "     3        3        0        0        0        4        0        0        7",
+        "     4        3        2        2        2        4        0        0       13",
+    ]
+
+
+def test_pack_keeps_items_whole_and_wraps_only_an_item_wider_than_a_line():
+    assert pack(["alpha beta", "gamma", "delta epsilon"], width=20, first="x: ") == [
+        "x: alpha beta; gamma", "    delta epsilon"]
+    assert pack(["one two three four five six"], width=12, first="- ", indent="  ") == [
+        "- one two", "  three four", "  five six"]
+    assert pack([], first="hand: ") == ["hand:"]
+
+
+@pytest.mark.parametrize("map_name,n", [("italia", 2), ("imperium", 5)])
+def test_board_and_turn_lines_fit_80_columns(map_name, n):
+    st = sc.play_random(ce.new_game(map_name, n, seed=3), 600, seed=3)
+    city = st.game.map.city_names[1]
+    for p in range(n):  # every player's house in one city: the longest list of owners
+        if not st.field("houses")[1] >> p & 1:
+            sc.add_house(st, p, city)
+    lines = state_to_text(st).splitlines() + [ln for p in range(n) for ln in status_lines(st, p)]
+    out = io.StringIO()
+    printer = TurnPrinter([f"agent-with-a-long-name-{p}" for p in range(n)], out)
+    game = ce.new_game(map_name, n, seed=3)
+    rng = np.random.default_rng(3)
+    for _ in range(300):
+        action = int(rng.choice(game.legal_actions()))
+        printer(game, game.current_player, action)
+        game.apply(action)
+    printer.flush()
+    lines += out.getvalue().splitlines()
+    assert max(map(len, lines)) <= WIDTH, [ln for ln in lines if len(ln) > WIDTH]
+    assert out.getvalue().startswith("Turn   0, player ")

@@ -165,18 +165,40 @@ def _cards(state: GameState) -> dict[str, Any]:
             "card_type": card_type, "prices": prices}
 
 
+def static_view(state: GameState, agents: list[str], seed: int) -> dict[str, Any]:
+    """What a page needs to draw any moment of ``state``'s game (set up with ``seed``) besides the
+    frames: the setup (``map``, ``players``, ``seed``, ``intermediate_scoring``, ``agents`` by seat), ``layout`` and
+    ``frame_size`` (see :func:`frame_layout`), ``board``, ``cards`` and the names and colours of
+    goods, gods, phases and players. Shared by the replay viewer and the play page of
+    ``concordia serve`` (:mod:`concordia_env.server`)."""
+    from ..picture import _COIN_EDGE, _COIN_FACE, _LAND_COLOUR, _ROMA_COLOUR, _SEA_COLOUR, GOOD_COLOURS, PLAYER_COLOURS
+
+    layout = layout_for(state)
+    return {
+        "format": VIEW_FORMAT, "version": VIEW_VERSION,
+        "map": state.map_name, "players": state.num_players, "seed": int(seed),
+        "intermediate_scoring": bool(state.field("intermediate")), "agents": list(agents),
+        "layout": layout.to_json(), "frame_size": layout.size,
+        "board": _board(state), "cards": _cards(state),
+        "goods": list(GOODS), "good_colours": list(GOOD_COLOURS), "gods": list(GOD_COLUMNS),
+        "player_colours": list(PLAYER_COLOURS[:state.num_players]),
+        "phases": list(E.PHASE_NAMES),
+        "storehouse_slots": int(state.game.components.storehouse_slots),
+        "colonist_city_places": E.NC,  # a colonist's place: city c below this, route (place - NC) above
+        "colours": {"land": _LAND_COLOUR, "sea": _SEA_COLOUR, "roma": _ROMA_COLOUR,
+                    "coin_face": _COIN_FACE, "coin_edge": _COIN_EDGE},
+    }
+
+
 def replay_data(record: dict[str, Any]) -> dict[str, Any]:
     """Replay a (validated) record and return everything the viewer page needs, as JSON-ready data.
 
-    Keys: ``format``/``version``; the setup (``map``, ``players``, ``seed``, ``intermediate_scoring``,
-    ``agents``) and ``result`` copied from the record; ``layout`` and ``frame_size`` (see
-    :func:`frame_layout`); ``first`` (the frame before any action); ``deltas`` (per action, the
-    changed ``[index, value, ...]`` pairs after it); ``steps`` (per action: ``player`` who chose
-    it, ``turn`` number from 1, ``text`` describing it, ``action`` id); ``turn_start`` (step index
-    where each turn starts); ``board``, ``cards`` and the names and colours of goods, gods and
-    players. ``ValueError`` names the first illegal action of a corrupt record."""
+    Keys: those of :func:`static_view` (the setup copied from the record); ``result`` copied from
+    the record; ``first`` (the frame before any action); ``deltas`` (per action, the changed
+    ``[index, value, ...]`` pairs after it); ``steps`` (per action: ``player`` who chose it,
+    ``turn`` number from 1, ``text`` describing it, ``action`` id); ``turn_start`` (step index
+    where each turn starts). ``ValueError`` names the first illegal action of a corrupt record."""
     from ..arena.records import initial_state, replay_steps
-    from ..picture import _COIN_EDGE, _COIN_FACE, _LAND_COLOUR, _ROMA_COLOUR, _SEA_COLOUR, GOOD_COLOURS, PLAYER_COLOURS
 
     start = initial_state(record)
     layout = layout_for(start)
@@ -198,23 +220,13 @@ def replay_data(record: dict[str, Any]) -> dict[str, Any]:
         deltas.append(_delta(prev, cur))
         prev = cur
         turn_before = int(step.state.field("turn"))
-    return {
-        "format": VIEW_FORMAT, "version": VIEW_VERSION,
-        "map": record["map"], "players": record["players"], "seed": record["seed"],
-        "intermediate_scoring": record["intermediate_scoring"], "agents": list(record["agents"]),
-        "result": record["result"],
-        "layout": layout.to_json(), "frame_size": layout.size, "first": first, "deltas": deltas,
+    data = static_view(start, list(record["agents"]), record["seed"])
+    data.update({
+        "result": record["result"], "first": first, "deltas": deltas,
         "steps": {"player": players, "turn": turns, "text": texts, "action": [int(a) for a in record["actions"]]},
         "turn_start": turn_start,
-        "board": _board(start), "cards": _cards(start),
-        "goods": list(GOODS), "good_colours": list(GOOD_COLOURS), "gods": list(GOD_COLUMNS),
-        "player_colours": list(PLAYER_COLOURS[:start.num_players]),
-        "phases": list(E.PHASE_NAMES),
-        "storehouse_slots": int(start.game.components.storehouse_slots),
-        "colonist_city_places": E.NC,  # a colonist's place: city c below this, route (place - NC) above
-        "colours": {"land": _LAND_COLOUR, "sea": _SEA_COLOUR, "roma": _ROMA_COLOUR,
-                    "coin_face": _COIN_FACE, "coin_edge": _COIN_EDGE},
-    }
+    })
+    return data
 
 
 def frames(data: dict[str, Any]) -> list[list[int]]:
