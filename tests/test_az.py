@@ -107,7 +107,7 @@ def test_az_search_spends_its_budget_and_is_reproducible() -> None:
 def test_az_priors_are_the_softmax_of_afterstate_logits() -> None:
     st = advanced(moves=12)
     net = random_net(3)
-    agent = AZAgent(seed=0, net=net, simulations=1, prior_temperature=2.0)
+    agent = AZAgent(seed=0, net=net, simulations=1, prior_temperature=2.0, prior_mix=0.0)
     agent.search(st)  # sets up the map's encoder
     mask = st.legal_action_mask().astype(np.int8)
     node = agent._new_node(st.s, st.game.tables, mask, root=True)
@@ -150,7 +150,7 @@ def test_a_net_without_policy_head_scores_afterstates_by_win_share() -> None:
     net = random_net(4, policy=False)
     _, rows = legal_afterstates(st)
     assert np.allclose(afterstate_logits(net, rows), np.log(net.values(rows)[:, 0]), atol=1e-6)
-    assert st.legal_action_mask()[AZAgent(net=net, simulations=8).search(st).action]
+    assert st.legal_action_mask()[AZAgent(net=net, simulations=8, prior_mix=0.0).search(st).action]
 
 
 def test_az_scores_a_finished_game_by_the_rules() -> None:
@@ -184,6 +184,18 @@ def test_net_agent_plays_the_best_scored_afterstate_with_or_without_state() -> N
     assert NetAgent(net=net).act(obs, mask) == best  # rebuilt from the observation
     sampled = {NetAgent(seed=s, net=net, temperature=5.0).act(obs, mask, st) for s in range(30)}
     assert len(sampled) > 1 and sampled <= set(ids.tolist())
+
+
+def test_net_agent_by_the_win_head_plays_the_best_win_share() -> None:
+    st = advanced(moves=20)
+    net = random_net(8)
+    ids, rows = legal_afterstates(st)
+    best = int(ids[np.argmax(net.values(rows)[:, 0])])
+    obs, mask = encoding.observation(st, st.current_player), st.legal_action_mask()
+    assert NetAgent(net=net, head="win").act(obs, mask, st) == best
+    assert make_agent("net:head=win").head == "win"  # type: ignore[attr-defined]
+    with pytest.raises(ValueError, match="head must be one of policy, win"):
+        NetAgent(head="value")
 
 
 def test_bad_options_are_refused() -> None:

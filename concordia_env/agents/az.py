@@ -59,6 +59,9 @@ from .value_net import ValueNet
 NUM_ACTIONS = E.NUM_ACTIONS
 POLICIES = Path(__file__).resolve().parent / "policies"
 
+NET_HEADS = ("policy", "win")
+"""What :class:`NetAgent` chooses by: the policy head's afterstate logits, or the win head's share."""
+
 _NETS: dict[str, ValueNet] = {}
 
 
@@ -125,7 +128,11 @@ def afterstate_logits(net: ValueNet, rows: np.ndarray, values: np.ndarray | None
     when already computed)."""
     if net.has_policy:
         return net.policy_logits(rows)
-    shares = net.values(rows) if values is None else values
+    return win_logits(net.values(rows) if values is None else values)
+
+
+def win_logits(shares: np.ndarray) -> np.ndarray:
+    """The log of the decider's win share (column 0 of the win head) of each afterstate row."""
     return np.log(np.maximum(shares[:, 0].astype(np.float64), 1e-9))
 
 
@@ -141,8 +148,12 @@ class AZAgent(_NetUser, MCTSAgent):
         c_puct: exploration constant.
         prior_temperature: the priors are the softmax of the afterstate logits divided by it.
         leaf_mix: weight of the heuristic's leaf value blended with the network's (0: the network alone).
-        prior_mix: weight of the heuristic's priors blended with the network's (0: the network alone;
-            1: MCTS's priors with the network's values, the ablation of a weak policy head).
+        prior_mix: weight of the heuristic's priors blended with the network's (0: the network's
+            priors alone; 1, the default: MCTS's priors with the network's values). The released
+            policy heads are weaker than the heuristic's priors (training/release/ablation/README.md:
+            against the heuristic in 2-player Italia the released Italia net won 15 of 80 games with
+            its own priors and 18 of 20 with MCTS's), so the default leaves them out; expert
+            iteration searches with ``prior_mix=0``, the priors it trains.
         temperature: the heuristic's softmax temperature, used when ``leaf_mix > 0``.
         end_stake, max_turns, root_noise, root_noise_alpha, move_temperature: as for
             :class:`~concordia_env.agents.mcts.MCTSAgent`.
@@ -152,7 +163,7 @@ class AZAgent(_NetUser, MCTSAgent):
 
     def __init__(self, seed: int = 0, net: ValueNet | str | os.PathLike | None = None, simulations: int = 200,
                  ms: float | None = None, c_puct: float = 1.5, prior_temperature: float = 1.0,
-                 leaf_mix: float = 0.0, prior_mix: float = 0.0, temperature: float = 8.0,
+                 leaf_mix: float = 0.0, prior_mix: float = 1.0, temperature: float = 8.0,
                  end_stake: float = END_STAKE,
                  max_turns: int | None = DEFAULT_MAX_TURNS, root_noise: float = 0.0, root_noise_alpha: float = 0.3,
                  move_temperature: float = 0.0) -> None:
@@ -241,15 +252,20 @@ class NetAgent(_NetUser, Agent):
         seed: seeds the sampling of ``temperature > 0`` and breaks exact ties.
         net: a :class:`ValueNet` or the path of one; None plays the released network of the game's map.
         temperature: 0 plays the best-scored action; ``t > 0`` samples from the softmax of logits / t.
+        head: ``"policy"`` scores afterstates by the policy head's logits; ``"win"`` by the win
+            head's share for the decider (one-ply greedy on the value, the policy head's ablation).
     """
 
     name = "net"
 
     def __init__(self, seed: int = 0, net: ValueNet | str | os.PathLike | None = None,
-                 temperature: float = 0.0) -> None:
+                 temperature: float = 0.0, head: str = "policy") -> None:
         if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not temperature >= 0:
             raise ValueError(f"temperature must be a number >= 0, got {temperature!r}")
+        if head not in NET_HEADS:
+            raise ValueError(f"head must be one of {', '.join(NET_HEADS)}, got {head!r}")
         self.temperature = float(temperature)
+        self.head = head
         self._set_net(net)
         self.reset(seed)
 
@@ -265,7 +281,11 @@ class NetAgent(_NetUser, Agent):
         map_name = position.game.name
         assert map_name == observed_map(observation), "the observation's map one-hot names the game's map"
         rows = self.encoder_for(map_name).rows(position.s, position.game.tables, mask, position.current_player)
-        logits = afterstate_logits(self.net_for(map_name), rows)
+        net = self.net_for(map_name)
+        if self.head == "win":  # greedy on the value head: the decider's win share after each action
+            logits = win_logits(net.values(rows))
+        else:
+            logits = afterstate_logits(net, rows)
         if self.temperature > 0:
             return int(legal[self.rng.choice(legal.size, p=softmax_over(logits, self.temperature))])
         # tiny noise below any real difference: breaks exact ties by the seed

@@ -287,8 +287,10 @@ def make_expert(cfg: SelfPlayConfig, expert: Expert) -> MCTSAgent:
                          root_noise=cfg.root_noise, root_noise_alpha=cfg.root_noise_alpha)
     from concordia_env.agents.az import AZAgent
 
-    return AZAgent(net=_expert_net(expert), simulations=cfg.simulations, leaf_mix=cfg.leaf_mix, c_puct=cfg.c_puct,
-                   max_turns=cfg.max_turns, root_noise=cfg.root_noise, root_noise_alpha=cfg.root_noise_alpha)
+    # the search trains the priors it plays (prior_mix=0), not the heuristic's (the agent's default)
+    return AZAgent(net=_expert_net(expert), simulations=cfg.simulations, leaf_mix=cfg.leaf_mix, prior_mix=0.0,
+                   c_puct=cfg.c_puct, max_turns=cfg.max_turns, root_noise=cfg.root_noise,
+                   root_noise_alpha=cfg.root_noise_alpha)
 
 
 class RecordingSeat(Agent):
@@ -894,7 +896,7 @@ def finish_training(args: argparse.Namespace, ctx: TrainContext, model: ExItMode
 # ============================================================ gating
 def az_spec(stem: str | os.PathLike, simulations: int, args: argparse.Namespace) -> str:
     return (f"az:net={os.fspath(stem)}:simulations={simulations}:c_puct={args.c_puct}:leaf_mix={args.leaf_mix}"
-            f":max_turns={args.max_turns}")
+            f":prior_mix=0:max_turns={args.max_turns}")
 
 
 def gate_lineup(new: str, best: str, n: int) -> list[str]:
