@@ -47,8 +47,9 @@ InputFn = Callable[[str], str]
 #: how agents are named on the command line, with the warning that a model .zip must be trusted
 AGENT_SPECS_HELP = """\
 agent specs: random | heuristic | mcts[:iterations=N][:ms=M] | ppo (the released
-policies: numpy weights, no torch needed) | az[:simulations=N][:leaf_mix=W] (search
-guided by the released network) | net (that network alone; az and net take
+policies: numpy weights, no torch needed) | az[:simulations=N][:leaf_mix=W]
+[:prior_mix=W] (search with the released network's values) | net[:head=win]
+(that network alone; az and net take
 :net=STEM for another network file pair) | policy:path=FILE, where FILE is a
 numpy policy pair (.npz + .json, e.g. from export_policy) or a stable-baselines3
 .zip (needs the train extra). A .zip is loaded with pickle and can run code from
