@@ -188,6 +188,26 @@ def test_ray_backend_resumes_a_partial_local_run(local_ray: Any, tmp_path: Path)
     assert resumed == full
 
 
+def test_value_data_on_ray_writes_the_local_shards(local_ray: Any, tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture) -> None:
+    from concordia_env.training import value_data
+
+    args = ["--map", "italia", "--players", "2", "--games", "4", "--agents", "heuristic,random", "--shard-size", "2",
+            "--every", "3", "--seed", "5", "--no-progress"]
+    assert value_data.main(args + ["--out", str(tmp_path / "local")]) == 0
+    assert value_data.main(args + ["--backend", "ray", "--out", str(tmp_path / "ray")]) == 0
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert summary["games"] == 4 and summary["shards"] == 2
+    for name in ("dataset.json", "shard_00000.npz", "shard_00001.npz"):
+        assert (tmp_path / "ray" / name).read_bytes() == (tmp_path / "local" / name).read_bytes(), name
+    # an unreachable cluster: one line, exit 2, nothing played
+    assert value_data.main(args + ["--backend", "ray", "--address", f"127.0.0.1:{_free_port()}",
+                                   "--out", str(tmp_path / "nowhere")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: cannot reach a Ray cluster at 127.0.0.1:") and "\n" not in err
+    assert not list((tmp_path / "nowhere").glob("shard_*"))
+
+
 def test_cli_ray_bad_address_missing_ray_and_usage(local_ray: Any, monkeypatch: pytest.MonkeyPatch,
                                                    capsys: pytest.CaptureFixture[str]) -> None:
     base = ["tournament", "--map", "italia", "--players", "2", "--agents", "random,random", "--games", "2",

@@ -74,6 +74,20 @@ def test_same_seed_same_data_and_resume_skips(data_dir: Path, tmp_path: Path, ca
     assert "other settings" in capsys.readouterr().err
 
 
+def test_two_workers_write_the_same_shards_and_bad_backends_are_one_line(
+        data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    out = tmp_path / "two"
+    assert value_data.main(GEN[:5] + ["4"] + GEN[6:] + ["--workers", "2", "--out", str(out)]) == 0
+    one = tmp_path / "one"
+    assert value_data.main(GEN[:5] + ["4"] + GEN[6:] + ["--out", str(one)]) == 0
+    for name in ("shard_00000.npz", "shard_00001.npz"):
+        assert (out / name).read_bytes() == (one / name).read_bytes(), name
+    assert (out / "shard_00000.npz").read_bytes() == (data_dir / "shard_00000.npz").read_bytes()
+    capsys.readouterr()
+    assert value_data.main(GEN + ["--out", str(tmp_path / "x"), "--address", "127.0.0.1:1"]) == 2
+    assert capsys.readouterr().err.strip() == "error: --address needs --backend ray"
+
+
 def test_corrupt_shard_is_skipped_and_regenerated(data_dir: Path, tmp_path: Path,
                                                   capsys: pytest.CaptureFixture) -> None:
     copy = tmp_path / "data"

@@ -58,7 +58,7 @@ import os
 import sys
 import time
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -188,6 +188,16 @@ def shard_games(cfg: DataConfig, games: int, index: int) -> range:
 def write_shard(cfg: DataConfig, out: Path, index: int, games: range) -> tuple[int, int, float]:
     """Play the games of shard ``index`` and write it atomically; ``(games, positions, seconds)``."""
     t0 = time.perf_counter()
+    data, n_games, n_pos = build_shard(cfg, index, games)
+    write_bytes_atomic(shard_path(out, index), data)
+    return n_games, n_pos, time.perf_counter() - t0
+
+
+def build_shard(cfg: DataConfig, index: int, games: range) -> tuple[bytes, int, int]:
+    """Play the games of shard ``index``: ``(the shard file's bytes, games, positions)``.
+
+    Workers run this and the caller writes the bytes, so a shard played on another machine of a
+    Ray cluster lands in the caller's ``--out``."""
     parts: list[dict[str, np.ndarray]] = []
     infos: list[dict[str, Any]] = []
     for g in games:
@@ -201,8 +211,7 @@ def write_shard(cfg: DataConfig, out: Path, index: int, games: range) -> tuple[i
     data["meta"] = np.array(json.dumps(meta, sort_keys=True))
     buf = io.BytesIO()
     np.savez_compressed(buf, **data)  # type: ignore[arg-type]  # numpy's stub mistypes **arrays
-    write_bytes_atomic(shard_path(out, index), buf.getvalue())
-    return len(games), len(data["step"]), time.perf_counter() - t0
+    return buf.getvalue(), len(games), len(data["step"])
 
 
 def read_shard(path: Path) -> dict[str, Any]:
@@ -256,9 +265,33 @@ def load_shards(directory: str | os.PathLike, quiet: bool = False) -> dict[str, 
     return data
 
 
+def _check_backend(backend: str, address: str | None) -> None:
+    """``ValueError`` for a backend this module does not know, or an address without Ray."""
+    if backend not in ("local", "ray"):
+        raise ValueError(f"backend must be 'local' or 'ray', got {backend!r}")
+    if address is not None and backend != "ray":
+        raise ValueError("--address needs --backend ray")
+
+
+def _shard_pool(workers: int, backend: str, address: str | None) -> Executor | None:
+    """Where shards are played: None (this process), a process pool, or Ray tasks."""
+    if backend == "ray":
+        from concordia_env.integrations.ray_backend import RayGamePool
+
+        return RayGamePool(address)
+    if workers <= 1:
+        return None
+    return ProcessPoolExecutor(max_workers=workers, initializer=game_worker_init)  # Ctrl-C is the parent's
+
+
 def generate(cfg: DataConfig, games: int, out: str | os.PathLike, workers: int = 1,
-             progress: bool = True) -> dict[str, Any]:
-    """Write the shards of ``games`` games to ``out`` (skipping complete ones); returns a summary."""
+             progress: bool = True, backend: str = "local", address: str | None = None) -> dict[str, Any]:
+    """Write the shards of ``games`` games to ``out`` (skipping complete ones); returns a summary.
+
+    ``backend="ray"`` plays the shards as Ray tasks (``address``: the cluster, as for
+    ``concordia tournament --backend ray``; ``workers`` is then ignored); the shards' bytes are
+    the same whatever the backend and worker count, and this process writes every shard."""
+    _check_backend(backend, address)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     settings = out / "dataset.json"
@@ -274,28 +307,29 @@ def generate(cfg: DataConfig, games: int, out: str | os.PathLike, workers: int =
     n_shards = -(-games // cfg.shard_size)
     todo = [i for i in range(n_shards) if not _shard_ok(cfg, shard_path(out, i), shard_games(cfg, games, i))]
     skipped = n_shards - len(todo)
+    pool = _shard_pool(workers, backend, address) if todo else None  # a wrong address fails before any game
     t0 = time.perf_counter()
     done_games = done_pos = 0
     bar = None
     if progress:
         from tqdm import tqdm
         bar = tqdm(total=sum(len(shard_games(cfg, games, i)) for i in todo), unit="game", file=sys.stderr)
-    results: Iterator[tuple[int, int, float]]
-    if workers <= 1:
-        results = (write_shard(cfg, out, i, shard_games(cfg, games, i)) for i in todo)
+    results: Iterator[tuple[int, bytes, int, int]]
+    if pool is None:
+        results = ((i, *build_shard(cfg, i, shard_games(cfg, games, i))) for i in todo)
     else:
-        pool = ProcessPoolExecutor(max_workers=workers, initializer=game_worker_init)  # Ctrl-C is the parent's
-        futures = [pool.submit(write_shard, cfg, out, i, shard_games(cfg, games, i)) for i in todo]
-        results = (f.result() for f in as_completed(futures))
+        futures = {pool.submit(build_shard, cfg, i, shard_games(cfg, games, i)): i for i in todo}
+        results = ((futures[f], *f.result()) for f in as_completed(futures))
     try:
-        for n_games, n_pos, _ in results:
+        for index, data, n_games, n_pos in results:
+            write_bytes_atomic(shard_path(out, index), data)
             done_games += n_games
             done_pos += n_pos
             if bar is not None:
                 bar.update(n_games)
                 bar.set_postfix(pos=done_pos)
     finally:
-        if workers > 1:
+        if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
         if bar is not None:
             bar.close()
@@ -323,7 +357,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--views", default="decider", choices=["decider", "all"],
                     help="record each position from the deciding seat's view, or from every seat's")
     ap.add_argument("--max-turns", type=int, default=1000, help="cut games off after this many card plays")
-    ap.add_argument("--workers", type=int, default=1)
+    ap.add_argument("--workers", type=int, default=1, help="worker processes (default 1; ignored with --backend ray)")
+    ap.add_argument("--backend", choices=("local", "ray"), default="local",
+                    help="play shards in local processes, or as tasks on a Ray cluster (the ray extra)")
+    ap.add_argument("--address", default=None,
+                    help="with --backend ray: the cluster's HOST:PORT, ray://HOST:10001 or auto (default: a local "
+                         "Ray instance)")
     ap.add_argument("--no-progress", action="store_true")
     args = ap.parse_args(argv)
     try:
@@ -341,8 +380,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise ValueError("--games, --shard-size and --every must be positive")
         cfg = DataConfig(args.map, agents, weights, players, args.seed, args.shard_size, args.every, args.max_turns,
                          args.views)
-        summary = generate(cfg, args.games, args.out, args.workers, progress=not args.no_progress)
-    except ValueError as exc:
+        summary = generate(cfg, args.games, args.out, args.workers, progress=not args.no_progress,
+                           backend=args.backend, address=args.address)
+    except (ValueError, ImportError) as exc:  # bad settings; Ray missing or its cluster unreachable
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:  # a shard that could not be written (a full disk): the complete ones are intact
