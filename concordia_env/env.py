@@ -90,7 +90,8 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's naming convention)
     Args:
         map_name: "imperium" (3–5 players) or "italia" (2–4 players).
         num_players: seats in the game.
-        render_mode: None, "ansi" (text), "rgb_array" (picture) or "human" (matplotlib window).
+        render_mode: None, "ansi" (text), "rgb_array" (a 1280x800 picture, :mod:`concordia_env.picture`)
+            or "human" (the same picture in a matplotlib window).
         intermediate_scoring: play with the intermediate-scoring variant.
         reward: "win" (+1 winner, -1/(n-1) others), "rank" (+1 first .. -1 last) or
             "vp" ((own VP - mean VP) / 50); paid at the end of the game.
@@ -282,8 +283,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's naming convention)
 
         if self._figure is None or not plt.fignum_exists(self._figure.number):
             self._figure = plt.figure(figsize=FIGSIZE, dpi=80)  # 1280x800: fits a laptop screen
-        self._figure.clear()
-        draw_state(self._game_state(), self._figure)
+        draw_state(self._game_state(), self._figure)  # the rgb_array picture, shown in the figure
         if plt.get_backend().lower() != "agg":  # a screen exists: show the frame
             plt.pause(1.0 / self.metadata["render_fps"])
 

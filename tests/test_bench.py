@@ -24,10 +24,24 @@ def test_core_benchmark_prints_every_combination():
     assert all(r["api_decisions_per_s"] > 0 for r in rows)
 
 
+def test_picture_benchmark_prints_cold_and_warm_figures_per_row():
+    out = io.StringIO()
+    rows = bench.bench_picture(1, seed=0, dpi=40, combos=[("italia", 2)], out=out)
+    text = out.getvalue()
+    assert "machine:" in text and "640x400" in text and "cold first frame" in text
+    (row,) = rows
+    assert row["frames"] == len(bench.game_states("italia", 2, 0)) > 100
+    assert row["cold_s"] > 0 and row["frames_per_s"] > 0
+    assert text.splitlines()[-1].split()[:3] == ["italia", "2", str(row["frames"])]
+    assert bench.PICTURE_COMBOS == [("imperium", 3), ("imperium", 5), ("italia", 2), ("italia", 4)]
+
+
 @pytest.mark.parametrize("argv,needle", [
     (["env", "--players", "6"], "players"),
     (["env", "--num-envs", "a,b"], "num-envs"),
     (["env", "--repeats", "0"], "repeats"),
+    (["picture", "--games", "0"], "--games"),
+    (["picture", "--dpi", "10"], "--dpi must be from 40 to 320"),
 ])
 def test_bench_cli_rejects_bad_arguments(argv, needle, capsys):
     with pytest.raises(SystemExit):

@@ -1,4 +1,4 @@
-"""Speed benchmarks: ``python -m concordia_env.tools.bench core``, ``... env`` and ``... cuda``.
+"""Speed benchmarks: ``python -m concordia_env.tools.bench core``, ``... env``, ``... cuda`` and ``... picture``.
 
 ``core`` plays whole games of uniformly random legal play through the public
 Python API (``legal_actions()`` + ``apply()`` every decision, single process)
@@ -23,6 +23,12 @@ then kernel-only random playouts (decisions/s); then the CPU batched env on the 
 the same run (one process, 1,024 games), with the ratios. Without a GPU it says so and exits
 with status 2; ``--simulator`` runs it on numba's CUDA simulator with tiny batches, to check
 the command works (its figures mean nothing).
+
+``picture`` times the board picture (:func:`concordia_env.picture.render_rgb`, what
+``render_mode="rgb_array"`` returns) over every state of whole games of random legal play, for
+the fewest and the most players of each map: the cold first frame (every cache emptied: label
+placement, the static layer of the map, sprites) apart, then frames/s over all the game's
+states.
 """
 
 from __future__ import annotations
@@ -256,6 +262,51 @@ def bench_cuda(batch_sizes: list[int], seconds: float, map_name: str, players: i
     return {"device": device, "gpu": rows, "cpu_steps_per_s": cpu, "cpu_playout_decisions_per_s": cpu_playout}
 
 
+PICTURE_COMBOS = [(m, n) for m in MAP_NAMES for n in (min(load_map(m).players), max(load_map(m).players))]
+
+
+def game_states(map_name: str, players: int, seed: int) -> list:
+    """Every state of one game of random legal play (copies), from the setup to the end."""
+    rng = random.Random(seed)
+    state = new_game(map_name, players, seed=seed)
+    states = [state.clone()]
+    while not state.is_terminal():
+        legal = state.legal_actions()
+        state.apply(legal[rng.randrange(len(legal))])
+        states.append(state.clone())
+    return states
+
+
+def bench_picture(games: int, seed: int, dpi: int = 80, combos: list[tuple[str, int]] | None = None,
+                  out=sys.stdout) -> list[dict]:
+    """Time :func:`concordia_env.picture.render_rgb` over whole games and print a table; returns the rows."""
+    from ..picture import clear_cache, frame_size, render_rgb
+
+    width, height = frame_size(dpi)
+    print(f"machine: {machine_description()}", file=out)
+    print(f"render_rgb at {width}x{height} (dpi {dpi}) over every state of {games} game(s) of random legal play "
+          f"per row; cold: the first frame with every cache emptied\n", file=out)
+    print(f"{'map':<9} {'players':>7} {'frames':>7} {'cold first frame':>17} {'ms/frame':>9} {'frames/s':>9}",
+          file=out)
+    rows = []
+    for map_name, players in combos or PICTURE_COMBOS:
+        states = [st for g in range(games) for st in game_states(map_name, players, seed + g)]
+        clear_cache()
+        start = time.perf_counter()
+        render_rgb(states[0], dpi)
+        cold = time.perf_counter() - start
+        start = time.perf_counter()
+        for st in states:
+            render_rgb(st, dpi)
+        elapsed = time.perf_counter() - start
+        row = {"map": map_name, "players": players, "frames": len(states), "cold_s": cold,
+               "ms_per_frame": 1000 * elapsed / len(states), "frames_per_s": len(states) / elapsed}
+        rows.append(row)
+        print(f"{map_name:<9} {players:>7} {len(states):>7} {cold:>15.2f} s {row['ms_per_frame']:>9.1f}"
+              f" {row['frames_per_s']:>9.1f}", file=out, flush=True)
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m concordia_env.tools.bench", description="Speed benchmarks.")
     sub = parser.add_subparsers(dest="what", required=True)
@@ -281,9 +332,15 @@ def main(argv: list[str] | None = None) -> int:
     gpu.add_argument("--simulator", action="store_true",
                      help="run on numba's CUDA simulator with tiny batches: checks the command, measures nothing")
     gpu.add_argument("--seed", type=int, default=0)
+    pic = sub.add_parser("picture", help="the board picture (render_mode='rgb_array'): cold first frame and frames/s")
+    pic.add_argument("--games", type=int, default=1, help="games per row (default 1)")
+    pic.add_argument("--dpi", type=int, default=80, help="picture resolution (default 80: 1280x800)")
+    pic.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     if args.what == "cuda":
         return _main_cuda(parser, args)
+    if args.what == "picture":
+        return _main_picture(parser, args)
     if args.repeats < 1:
         parser.error("--repeats must be at least 1")
     if args.what == "core":
@@ -300,6 +357,17 @@ def main(argv: list[str] | None = None) -> int:
     if args.seconds <= 0 or any(n < 1 for n in sizes):
         parser.error("--seconds and every --num-envs value must be positive")
     bench_env(args.seconds, args.repeats, args.map, args.players, sizes, args.seed)
+    return 0
+
+
+def _main_picture(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    from ..picture import MAX_DPI, MIN_DPI
+
+    if args.games < 1:
+        parser.error("--games must be at least 1")
+    if not MIN_DPI <= args.dpi <= MAX_DPI:
+        parser.error(f"--dpi must be from {MIN_DPI} to {MAX_DPI}")
+    bench_picture(args.games, args.seed, args.dpi)
     return 0
 
 
