@@ -247,6 +247,7 @@ def test_bad_input_one_line(tmp_path: Path, capsys: pytest.CaptureFixture) -> No
     _random_net(hidden=8).save(tmp_path / "small")
     fails(["--init-net", str(tmp_path / "small")], "--warm-start none")
     fails(["--out", str(tmp_path / "a:b")], "':'")
+    fails(["--address", "127.0.0.1:6379"], "--address needs --backend ray")
     if not torch.cuda.is_available():
         fails(["--device", "cuda"], "no CUDA device")
     for argv, match in ((["--games", "0"], "must be > 0"), (["--map", "nowhere"], "invalid choice"),

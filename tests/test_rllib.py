@@ -208,6 +208,19 @@ def test_value_data_on_ray_writes_the_local_shards(local_ray: Any, tmp_path: Pat
     assert not list((tmp_path / "nowhere").glob("shard_*"))
 
 
+def test_expert_iteration_selfplay_on_ray_writes_the_local_shards(local_ray: Any, tmp_path: Path) -> None:
+    from concordia_env.training import expert_iteration as X
+
+    args = X.build_parser().parse_args(["--map", "italia", "--players", "2", "--games", "2", "--simulations", "8",
+                                        "--max-turns", "200", "--shard-size", "2", "--out", str(tmp_path / "x")])
+    cfg = X.selfplay_config(args)
+    local = X.run_selfplay(cfg, tmp_path / "local", 0, X.Expert(), 1, progress=False)
+    remote = X.run_selfplay(cfg, tmp_path / "ray", 0, X.Expert(), 1, progress=False, backend="ray")
+    assert local is not None and remote is not None and local["positions"] == remote["positions"] > 100
+    shard = Path("gen_000") / "selfplay" / "shard_00000.npz"
+    assert (tmp_path / "ray" / shard).read_bytes() == (tmp_path / "local" / shard).read_bytes()
+
+
 def test_cli_ray_bad_address_missing_ray_and_usage(local_ray: Any, monkeypatch: pytest.MonkeyPatch,
                                                    capsys: pytest.CaptureFixture[str]) -> None:
     base = ["tournament", "--map", "italia", "--players", "2", "--agents", "random,random", "--games", "2",

@@ -117,7 +117,7 @@ import sys
 import time
 import zipfile
 from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -418,9 +418,22 @@ def shard_ok(path: Path, meta: dict[str, Any]) -> bool:
     return True
 
 
+def _selfplay_pool(workers: int, backend: str, address: str | None) -> Executor | None:
+    """Where self-play games run: this process, a process pool, or Ray tasks (``backend="ray"``;
+    every machine of the cluster reads the expert's net at the path this process gives)."""
+    if backend == "ray":
+        from concordia_env.integrations.ray_backend import RayGamePool
+
+        return RayGamePool(address)
+    return ProcessPoolExecutor(workers, initializer=_worker_init) if workers > 1 else None
+
+
 def run_selfplay(cfg: SelfPlayConfig, out: Path, g: int, expert: Expert, workers: int,
-                 progress: bool) -> dict[str, Any] | None:
-    """Write the missing shards of generation ``g``; None if every shard was complete already."""
+                 progress: bool, backend: str = "local", address: str | None = None) -> dict[str, Any] | None:
+    """Write the missing shards of generation ``g``; None if every shard was complete already.
+
+    Games come back to this process, which writes the shards, so they are the same bytes for any
+    ``workers`` and either ``backend``."""
     n_shards = -(-cfg.games // cfg.shard_size)
     todo = [i for i in range(n_shards) if not shard_ok(shard_path(out, g, i), shard_meta(cfg, g, i, expert))]
     if not todo:
@@ -429,8 +442,7 @@ def run_selfplay(cfg: SelfPlayConfig, out: Path, g: int, expert: Expert, workers
     tasks = [(cfg, g, game, expert) for i in todo for game in shard_games(cfg, i)]
     pending: dict[int, list[tuple[dict[str, np.ndarray], dict[str, Any]]]] = {i: [] for i in todo}
     positions = truncated = 0
-    workers = min(workers, len(tasks))
-    pool = ProcessPoolExecutor(workers, initializer=_worker_init) if workers > 1 else None
+    pool = _selfplay_pool(min(workers, len(tasks)), backend, address)
     try:
         # map submits every game before tqdm starts its thread; results come back in game order
         results: Iterator[tuple[dict[str, np.ndarray], dict[str, Any]]] = (
@@ -1128,7 +1140,7 @@ def copy_best(out: Path, best: Expert) -> None:
 def run_generation(args: argparse.Namespace, out: Path, g: int, best: Expert, device: torch.device) -> Expert:
     """Every missing step of generation ``g``; returns the best network after it."""
     progress = not args.no_progress
-    summary = run_selfplay(selfplay_config(args), out, g, best, args.workers, progress)
+    summary = run_selfplay(selfplay_config(args), out, g, best, args.workers, progress, args.backend, args.address)
     if summary is not None:
         append_log(out, {"generation": g, "step": "selfplay", **summary})
     if train_done(out, g) is None:
@@ -1214,6 +1226,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--games", type=pos_int, default=64, help="self-play games per generation")
     p.add_argument("--simulations", type=pos_int, default=100, help="search simulations per self-play decision")
     p.add_argument("--workers", type=pos_int, default=1, help="processes for self-play and evaluation games")
+    p.add_argument("--backend", choices=("local", "ray"), default="local",
+                   help="self-play games in local processes, or as tasks on a Ray cluster (the ray extra; the run "
+                        "directory must be at the same path on every machine); evaluation games stay local")
+    p.add_argument("--address", default=None,
+                   help="with --backend ray: the cluster's HOST:PORT, ray://HOST:10001 or auto (default: a local "
+                        "Ray instance)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"], help="training device")
     p.add_argument("--torch-threads", type=pos_int, default=1, help="torch CPU threads for training")
@@ -1261,6 +1279,14 @@ def build_parser() -> argparse.ArgumentParser:
 def check_args(args: argparse.Namespace) -> None:
     """``ValueError`` in one line for arguments argparse cannot check alone."""
     check_setup_args(args.map, args.players)
+    if args.address is not None and args.backend != "ray":
+        raise ValueError("--address needs --backend ray")
+    if args.backend == "ray":  # Ray missing or its cluster unreachable: one line before any work
+        from concordia_env.integrations.ray_backend import check_address, require_ray
+
+        require_ray()
+        if args.address is not None:
+            check_address(args.address)
     if args.temperature_decisions < 0:
         raise ValueError(f"--temperature-decisions must be >= 0, got {args.temperature_decisions}")
     if args.value_weight < 0 or args.policy_weight < 0 or args.value_weight + args.policy_weight == 0:
@@ -1293,7 +1319,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         check_args(args)
         summary = run(args)
-    except (ValueError, FileNotFoundError) as exc:
+    except (ValueError, FileNotFoundError, ImportError) as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:  # a file that could not be written (a full disk): the complete ones are intact
