@@ -209,13 +209,14 @@ def split_specs(text: str) -> list[str]:
     return [s.strip() for s in text.split(",")]
 
 
-def opponent_specs(text: str, players: int) -> list[str]:
-    """One spec for every other seat, or a comma list of exactly ``players - 1`` specs."""
+def opponent_specs(text: str, players: int, option: str = "--opponents") -> list[str]:
+    """One spec for every other seat, or a comma list of exactly ``players - 1`` specs (``option``:
+    the command-line option the text came from, named in the error)."""
     specs = split_specs(text)
     if len(specs) == 1:
         return specs * (players - 1)
     if len(specs) != players - 1:
-        raise UsageError(f"--opponents: give one spec for all {players - 1} other seats or a comma list "
+        raise UsageError(f"{option}: give one spec for all {players - 1} other seats or a comma list "
                          f"of {players - 1}, got {len(specs)}: {text!r}")
     return specs
 

@@ -16,7 +16,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from ..cli import DEFAULT_OPPONENT, HUMAN_NAME, UsageError, default_save_name, kernel_groups, split_specs
+from ..cli import (
+    DEFAULT_OPPONENT,
+    HUMAN_NAME,
+    UsageError,
+    default_save_name,
+    kernel_groups,
+    opponent_specs,
+)
 
 if TYPE_CHECKING:  # the session brings in the arena and the environment: loaded when serving
     from .app import PlayServer
@@ -51,13 +58,7 @@ def add_serve_arguments(p: argparse.ArgumentParser, setup_args: Callable[[argpar
 # ---------------------------------------------------------------- the game's setup
 def other_specs(text: str, players: int) -> list[str]:
     """``--agents``: one spec for every other seat, or a comma list of exactly ``players - 1``."""
-    specs = split_specs(text)
-    if len(specs) == 1:
-        return specs * (players - 1)
-    if len(specs) != players - 1:
-        raise UsageError(f"--agents: give one spec for all {players - 1} other seats or a comma list of "
-                         f"{players - 1}, got {len(specs)}: {text!r}")
-    return specs
+    return opponent_specs(text, players, "--agents")
 
 
 def _new_setup(args: argparse.Namespace) -> tuple[Setup, list[str], list[int]]:
