@@ -8,6 +8,7 @@ reward per game where the single-learner env returns all of the learner's."""
 from __future__ import annotations
 
 import importlib.util
+import multiprocessing
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -35,12 +36,16 @@ def load(name: str) -> ModuleType:
 
 @pytest.fixture(autouse=True)
 def restore_global_state() -> Iterator[None]:
-    """The recipes set torch's thread count and seed numpy's global generator; other tests in this
-    process get them back as they were."""
+    """The recipes set torch's thread count and seed numpy's global generator, and importing torchrl
+    sets multiprocessing's start method to "spawn" for the whole process; other tests in this
+    process get all three back as they were (a tournament's workers would otherwise be spawned,
+    without what a test patched into this process)."""
     threads, np_state = torch.get_num_threads(), np.random.get_state()
+    start_method = multiprocessing.get_start_method(allow_none=True)
     yield
     torch.set_num_threads(threads)
     np.random.set_state(np_state)
+    multiprocessing.set_start_method(start_method, force=True)
 
 
 def test_torchrl_recipe_pays_every_seat_its_final_reward(capsys):
