@@ -226,22 +226,31 @@ def default_save_name(map_name: str, players: int, seed: int) -> str:
     return f"concordia-{map_name}-{players}p-seed{seed}.json"
 
 
-def _resume_setup(args: argparse.Namespace) -> tuple[dict[str, Any], int, list[Agent]]:
-    """``play --resume``: the verified partial record, the human's seat and the opponents' specs
-    (from ``--opponents`` or else the record's agent names)."""
-    from .arena.records import is_unfinished, load_record, verify_record
+def load_resumable(path: str, seat: int | None) -> tuple[dict[str, Any], int]:
+    """An unfinished record (``play`` or ``serve``) and the seat its human played; ``ValueError``
+    for a record that cannot be continued, ``UsageError`` if ``seat`` (``--seat``) is another."""
+    from .arena.records import is_unfinished, load_record
 
-    record = load_record(args.resume)
+    record = load_record(path)
     if not is_unfinished(record):
         how = "truncated at its card-play limit" if record["result"]["truncated"] else "finished"
-        raise ValueError(f"{args.resume}: the game is {how}; only a game left with q or Ctrl-C can be resumed")
+        raise ValueError(f"{path}: the game is {how}; only an unfinished game can be resumed")
     names = record["agents"]
     humans = [k for k, name in enumerate(names) if name == HUMAN_NAME]
     if len(humans) != 1:
-        raise ValueError(f"{args.resume}: expected one seat played by {HUMAN_NAME!r}, the agents are {names}")
-    seat = humans[0]
-    if args.seat is not None and args.seat != seat:
-        raise UsageError(f"--seat {args.seat}: in {args.resume} you play seat {seat}")
+        raise ValueError(f"{path}: expected one seat played by {HUMAN_NAME!r}, the agents are {names}")
+    if seat is not None and seat != humans[0]:
+        raise UsageError(f"--seat {seat}: in {path} you play seat {humans[0]}")
+    return record, humans[0]
+
+
+def _resume_setup(args: argparse.Namespace) -> tuple[dict[str, Any], int, list[Agent]]:
+    """``play --resume``: the verified partial record, the human's seat and the opponents' specs
+    (from ``--opponents`` or else the record's agent names)."""
+    from .arena.records import verify_record
+
+    record, seat = load_resumable(args.resume, args.seat)
+    names = record["agents"]
     n = record["players"]
     specs = (opponent_specs(args.opponents, n) if args.opponents is not None
              else [name for k, name in enumerate(names) if k != seat])

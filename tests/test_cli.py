@@ -241,7 +241,7 @@ def test_play_resume_refuses_finished_games_and_a_wrong_seat(capsys, tmp_path):
     capsys.readouterr()
     assert main(["play", "--resume", str(path)], input_fn=scripted([])) == 1
     err = capsys.readouterr().err
-    assert err.startswith("error: ") and "the game is finished; only a game left" in err and "Traceback" not in err
+    assert err.startswith("error: ") and "the game is finished; only an unfinished game can be resumed" in err and "Traceback" not in err
     partial = tmp_path / "partial.json"
     assert main(PLAY + ["--save", str(partial)], input_fn=scripted(["q"])) == 0
     with pytest.raises(SystemExit) as exc:

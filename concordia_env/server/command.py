@@ -22,6 +22,7 @@ from ..cli import (
     UsageError,
     default_save_name,
     kernel_groups,
+    load_resumable,
     opponent_specs,
 )
 
@@ -83,20 +84,11 @@ def _new_setup(args: argparse.Namespace) -> tuple[Setup, list[str], list[int]]:
 def _resume_setup(args: argparse.Namespace) -> tuple[Setup, list[str], list[int]]:
     """``--resume RECORD``: the verified unfinished record's Setup, specs (``--agents`` or the
     record's names) and actions. ``ValueError`` (exit 1) for a record that cannot be continued."""
-    from ..arena.records import is_unfinished, load_record, verify_record
+    from ..arena.records import verify_record
     from .session import Setup
 
-    record = load_record(args.resume)
-    if not is_unfinished(record):
-        how = "truncated at its card-play limit" if record["result"]["truncated"] else "finished"
-        raise ValueError(f"{args.resume}: the game is {how}; only an unfinished game can be resumed")
-    names = record["agents"]
-    humans = [k for k, name in enumerate(names) if name == HUMAN_NAME]
-    if len(humans) != 1:
-        raise ValueError(f"{args.resume}: expected one seat played by {HUMAN_NAME!r}, the agents are {names}")
-    seat, n = humans[0], record["players"]
-    if args.seat is not None and args.seat != seat:
-        raise UsageError(f"--seat {args.seat}: in {args.resume} you play seat {seat}")
+    record, seat = load_resumable(args.resume, args.seat)
+    names, n = record["agents"], record["players"]
     others = (other_specs(args.agents, n) if args.agents is not None
               else [name for k, name in enumerate(names) if k != seat])
     verify_record(record)
