@@ -19,7 +19,6 @@ import contextlib
 import http.client
 import json
 import os
-import shutil
 import socket
 import sys
 import threading
@@ -29,6 +28,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from browser import CHROMIUM, needs_chromium, needs_playwright  # tests/browser.py
+from browser import sync_playwright as browser_sync_playwright
 
 from concordia_env import engine as E
 from concordia_env.actions import action_range
@@ -43,7 +44,6 @@ from concordia_env.server.session import GameSession, Setup, free_path
 
 SEED = 11
 SEAT = 0
-CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "chrome")
 
 
 # ---------------------------------------------------------------- helpers
@@ -367,34 +367,11 @@ def test_bad_files_give_one_line(tmp_path, capsys, quick_serve):
 
 
 # ---------------------------------------------------------------- in a real browser
-def _chromium() -> str | None:
-    """The system Chromium binary (``$CHROMIUM`` overrides), or None."""
-    env = os.environ.get("CHROMIUM")
-    if env:
-        return shutil.which(env) or (env if os.path.exists(env) else None)
-    return next((found for name in CHROMIUM_NAMES if (found := shutil.which(name))), None)
-
-
-def _playwright():
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        return None
-    return sync_playwright
-
-
-CHROMIUM = _chromium()
-needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="no Chromium binary found (apt-get install chromium, "
-                                    "or set CHROMIUM=/path/to/chromium)")
-needs_playwright = pytest.mark.skipif(_playwright() is None, reason="playwright is not installed (pip install "
-                                      "playwright; it drives the system Chromium, no browser download)")
-
-
 @contextlib.contextmanager
 def browser_tab(problems: list[str]) -> Iterator[Any]:
     """A headless Chromium tab (1400 x 1000) that records console errors, page errors and any
     request leaving this machine in ``problems``."""
-    sync_playwright = _playwright()
+    sync_playwright = browser_sync_playwright()
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
         try:

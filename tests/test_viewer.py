@@ -14,13 +14,14 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from browser import CHROMIUM, needs_chromium, needs_playwright  # tests/browser.py
+from browser import sync_playwright as browser_sync_playwright
 
 from concordia_env.agents.base import make_agent
 from concordia_env.arena.records import load_record, play_game, replay_states, save_record
@@ -29,25 +30,6 @@ from concordia_env.state import new_game
 from concordia_env.viewer import frame_layout, frame_vector, replay_data, replay_html
 from concordia_env.viewer.html import DATA_MARK, TITLE_MARK, embed_json, template
 from concordia_env.viewer.snapshots import frames, layout_for
-
-CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "chrome")
-
-
-def _chromium() -> str | None:
-    """The system Chromium binary (``$CHROMIUM`` overrides), or None."""
-    env = os.environ.get("CHROMIUM")
-    if env:
-        return shutil.which(env) or (env if os.path.exists(env) else None)
-    for name in CHROMIUM_NAMES:
-        found = shutil.which(name)
-        if found:
-            return found
-    return None
-
-
-CHROMIUM = _chromium()
-needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="no Chromium binary found (apt-get install chromium, "
-                                    "or set CHROMIUM=/path/to/chromium)")
 
 
 # ---------------------------------------------------------------- fixtures
@@ -235,23 +217,14 @@ def test_chromium_renders_the_page_at_a_given_moment(page, record):
         assert text == expected.replace("&", "&amp;")
 
 
-def _playwright():
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        return None
-    return sync_playwright
-
-
 @needs_chromium
-@pytest.mark.skipif(_playwright() is None, reason="playwright is not installed (pip install playwright; it drives "
-                    "the system Chromium, no browser download)")
+@needs_playwright
 def test_browser_loads_steps_and_draws(page, record, tmp_path):
     from PIL import Image
 
     data = replay_data(record)
     n = len(record["actions"])
-    sync_playwright = _playwright()
+    sync_playwright = browser_sync_playwright()
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
         try:
