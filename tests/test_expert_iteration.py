@@ -1,21 +1,30 @@
 """Expert iteration end to end, tiny: two generations of Italia 2-player self-play (8 simulations,
 2 games, a 16-unit net, 1 worker), the files of a run, resuming after deleted and corrupt files and
-after Ctrl-C (same results), self-play independent of the worker count, bad input in one line."""
+after Ctrl-C (same results), self-play independent of the worker count, bad input in one line.
+First, the fast tests of generation 0's heuristic teacher (``--teacher heuristic``) and of the
+default teacher's unchanged shards."""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import hashlib
 import json
 import shutil
+import zipfile
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from concordia_env import encoding
+from concordia_env.agents.heuristic import HeuristicAgent
+from concordia_env.agents.mcts import evaluate, priors
 from concordia_env.agents.numpy_policy import observation_scaling
 from concordia_env.agents.value_net import ValueNet
+from concordia_env.arena.records import play_game
 from concordia_env.game import get_game
+from concordia_env.state import GameState
 
 torch = pytest.importorskip("torch")
 from concordia_env.training import expert_iteration as X  # noqa: E402 - needs torch
@@ -35,6 +44,134 @@ def _log(out: Path) -> list[dict]:
     return [json.loads(line) for line in (out / "log.jsonl").read_text().splitlines()]
 
 
+# ------------------------------------------------------------ generation 0's teachers (fast)
+#: sha256 over the members (name, then the decompressed bytes, in name order) of the shard that
+#: ``run_selfplay`` wrote for TINY with the default teacher before ``--teacher`` existed: the
+#: default teacher's shards must stay the same (members, not zip bytes: zlib versions may differ)
+MCTS_SHARD_MEMBERS_SHA256 = "e1e8b06174540b5b4d6ea0e5510f5d7180e1e48591ca9c3e632cb740a112b052"
+
+
+def _members_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with zipfile.ZipFile(path) as z:
+        for name in sorted(z.namelist()):
+            h.update(name.encode())
+            h.update(z.read(name))
+    return h.hexdigest()
+
+
+def _teacher(tmp_path: Path, *extra: str) -> tuple[X.SelfPlayConfig, X.Expert]:
+    args = _args(tmp_path / "teacher-args", "--teacher", "heuristic", "--max-turns", "400", *extra)
+    return X.selfplay_config(args), X.selfplay_expert(args, 0, X.Expert())
+
+
+def test_heuristic_teacher_records_its_priors_and_win_shares(tmp_path: Path) -> None:
+    cfg, teacher = _teacher(tmp_path)
+    assert teacher == X.Expert(sha256="heuristic-priors") and teacher.is_teacher
+    summaries = [X.run_selfplay(cfg, tmp_path / f"w{w}", 0, teacher, w, progress=False) for w in (1, 2)]
+    one, two = (tmp_path / f"w{w}" / "gen_000" / "selfplay" / "shard_00000.npz" for w in (1, 2))
+    assert one.read_bytes() == two.read_bytes()
+    assert summaries[0] is not None and summaries[0]["expert"] == "heuristic-priors"
+    shard = X.read_shard(one)
+    assert shard["meta"]["expert"] == "heuristic-priors" and shard["meta"]["teacher_epsilon"] == 0.1
+    assert shard["meta"]["version"] == X.DATA_VERSION and list(shard["game_truncated"]) == [0, 0]
+    assert len(shard["step"]) == summaries[0]["positions"] > 300
+    T = get_game("italia").tables
+    mask, prior, value = np.zeros(X.E.NUM_ACTIONS, np.int8), np.zeros(X.E.NUM_ACTIONS), np.zeros(X.E.MAXP)
+    offset = np.concatenate([[0], np.cumsum(shard["visit_len"])])
+    for i, s in enumerate(shard["state"]):
+        X.E.legal_mask(s, T, mask)
+        legal = np.flatnonzero(mask)
+        assert legal.size >= 2 and shard["seat"][i] == s[X.E.O_CURRENT]
+        assert np.array_equal(shard["visit_actions"][offset[i]:offset[i + 1]], legal)
+        priors(s, T, mask, prior)
+        assert np.array_equal(shard["visit_counts"][offset[i]:offset[i + 1]], np.rint(1000 * prior[legal]))
+        evaluate(s, T, 8.0, value)
+        assert np.array_equal(shard["root_value"][i], np.float32(np.r_[value[:2], 0, 0, 0]))
+    # the exploration moves take the games off the heuristic's own line
+    plain, _ = X.play_selfplay_game(dataclasses.replace(cfg, teacher_epsilon=0.0), 0, 0, teacher)
+    explored = shard["state"][shard["game"] == 0]
+    assert len(plain["state"]) != len(explored) or not np.array_equal(plain["state"], explored)
+    # a shard of the other teacher is regenerated
+    assert X.run_selfplay(cfg, tmp_path / "w1", 0, teacher, 1, progress=False) is None
+    assert not X.shard_ok(one, X.shard_meta(cfg, 0, 0, X.Expert()))
+
+
+def test_heuristic_teacher_without_exploration_plays_the_heuristics_game(tmp_path: Path) -> None:
+    cfg, teacher = _teacher(tmp_path, "--teacher-epsilon", "0")
+    arrays, info = X.play_selfplay_game(cfg, 0, 1, teacher)
+    seen: list[np.ndarray] = []
+
+    def keep(state: GameState, seat: int, action: int) -> None:
+        if np.count_nonzero(state.legal_action_mask()) > 1:
+            seen.append(state.s.copy())
+
+    record = play_game("italia", 2, info["game_seed"], [HeuristicAgent()] * 2, max_turns=400, on_step=keep)
+    assert info["game_seed"] == X.game_seed(cfg, 0, 1) and not record["result"]["truncated"]
+    assert list(info["game_scores"][:2]) == record["result"]["scores"]
+    assert info["game_decisions"] == len(record["actions"]) and info["game_positions"] == len(seen)
+    assert np.array_equal(arrays["state"], np.asarray(seen))
+
+
+def test_the_default_teacher_keeps_its_shards(tmp_path: Path) -> None:
+    default = X.selfplay_config(_args(tmp_path / "x"))
+    explicit = X.selfplay_config(_args(tmp_path / "y", "--teacher", "mcts", "--teacher-epsilon", "0.3"))
+    assert X.selfplay_expert(_args(tmp_path / "y", "--teacher", "mcts"), 0, X.Expert()) == X.Expert()
+    assert X.selfplay_expert(_args(tmp_path / "z", "--teacher", "heuristic"), 1, X.Expert()) == X.Expert()
+    for cfg, out in ((default, tmp_path / "default"), (explicit, tmp_path / "explicit")):
+        assert X.run_selfplay(cfg, out, 0, X.Expert(), 1, progress=False) is not None
+    a, b = (tmp_path / d / "gen_000" / "selfplay" / "shard_00000.npz" for d in ("default", "explicit"))
+    assert a.read_bytes() == b.read_bytes()
+    assert "teacher_epsilon" not in X.read_shard(a)["meta"]
+    assert _members_sha256(a) == MCTS_SHARD_MEMBERS_SHA256
+
+
+def test_the_teacher_is_fixed_for_a_run(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    out = tmp_path / "run"
+    X.check_run_file(_args(out, "--teacher", "heuristic"), out)
+    run = json.loads((out / "run.json").read_text())["arguments"]
+    assert run["teacher"] == "heuristic" and run["teacher_epsilon"] == 0.1
+    for extra, change in (([], "--teacher 'heuristic' -> 'mcts'"),
+                          (["--teacher", "heuristic", "--teacher-epsilon", "0.2"], "--teacher-epsilon 0.1 -> 0.2")):
+        assert X.main(TINY + ["--out", str(out), "--resume", *extra]) == 2
+        err = capsys.readouterr().err.strip()
+        assert "\n" not in err and "other settings" in err and change in err, err
+    assert not (out / "gen_000").exists()
+    # a run.json from before --teacher existed was a --teacher mcts run
+    doc = json.loads((out / "run.json").read_text())
+    for key in ("teacher", "teacher_epsilon"):
+        del doc["arguments"][key]
+    (out / "run.json").write_text(json.dumps(doc))
+    X.check_run_file(_args(out, "--resume"), out)
+    with pytest.raises(ValueError, match="--teacher 'mcts' -> 'heuristic'"):
+        X.check_run_file(_args(out, "--resume", "--teacher", "heuristic"), out)
+    assert X.checkpoint_fixed(_args(out)) == {k: v for k, v in run.items() if not k.startswith("teacher")}
+
+
+def test_a_heuristic_teacher_run(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    out = tmp_path / "run"
+    argv = TINY + ["--out", str(out), "--generations", "1", "--epochs", "1", "--max-turns", "400",
+                   "--teacher", "heuristic"]
+    assert X.main(argv) == 0
+    log = _log(out)
+    assert [(e["generation"], e["step"]) for e in log] == [(0, "selfplay"), (0, "train"), (0, "gate")]
+    assert log[0]["expert"] == "heuristic-priors" and log[0]["positions"] == log[1]["positions"] > 300
+    gate = json.loads((out / "gen_000" / "gate.json").read_text())
+    assert gate["accepted"] and gate["gate"] is None and gate["heuristic"]["net"]["games"] == 2
+    assert (out / "best.npz").read_bytes() == (out / "gen_000" / "net.npz").read_bytes()
+    text = (out / "log.jsonl").read_text()
+    assert X.main(argv + ["--resume"]) == 0  # complete: the teacher's shards are recognised as such
+    assert (out / "log.jsonl").read_text() == text
+
+
+def test_teacher_epsilon_outside_0_1_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    assert X.main(TINY + ["--out", str(tmp_path / "run"), "--teacher", "heuristic", "--teacher-epsilon", "1.5"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "--teacher-epsilon must lie in [0, 1], got 1.5" in err and "Traceback" not in err
+    assert not (tmp_path / "run").exists()
+
+
+# ------------------------------------------------------------ the whole loop
 def _check_run_files(out: Path, resumed: bool = False) -> None:
     run = json.loads((out / "run.json").read_text())
     assert run["format"] == X.RUN_FORMAT and run["arguments"]["simulations"] == 8
