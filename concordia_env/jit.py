@@ -232,8 +232,8 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 #: rough cold compile seconds per group, for the first-run message (2-core AMD EPYC,
 #: ``python -m concordia_env.tools.startup``); a slower machine takes proportionally longer
 COMPILE_SECONDS: dict[str, float] = {
-    "engine": 7.0, "rollout": 2.5, "encoding": 1.0, "vector": 2.0, "validation": 9.0,
-    "heuristic": 4.0, "mcts": 1.5, "afterstates": 1.0,
+    "engine": 7.0, "rollout": 5.0, "encoding": 1.0, "vector": 2.0, "validation": 9.0,
+    "heuristic": 4.0, "mcts": 12.0, "afterstates": 1.0,
 }
 
 

@@ -4,11 +4,13 @@ Both play a :class:`~concordia_env.agents.value_net.ValueNet` with numpy only (n
 
 * :class:`AZAgent` (spec ``az``) is :class:`~concordia_env.agents.mcts.MCTSAgent`'s
   determinized PUCT search with the heuristic replaced by the network, as in AlphaZero and
-  expert iteration. When the search adds a node it encodes the node's position and the
-  afterstate of each of its legal actions (:mod:`concordia_env.agents.afterstates`) and runs
-  them through the network as one batch: the ``win`` head of the node's row gives every
-  player's value of the leaf (no rollout), and the ``policy`` head's logits of the
-  afterstates, softmaxed over the legal actions, give the priors. A net without a policy
+  expert iteration. When the search adds a node it runs the node's position through the
+  network: the ``win`` head gives every player's value of the leaf (no rollout). When it first
+  searches from a node it encodes the afterstate of each of its legal actions
+  (:mod:`concordia_env.agents.afterstates`) and runs them through the network as one batch: the
+  ``policy`` head's logits, softmaxed over the legal actions, give the priors. The walk down the
+  tree and the backup are compiled (:mod:`concordia_env.agents.tree`); an iteration comes back
+  to Python only for this network work. A net without a policy
   head scores afterstates by the decider's win share instead (the log of it is the logit).
   ``leaf_mix`` blends in the heuristic's leaf value (:func:`concordia_env.agents.mcts.evaluate`)
   and ``prior_mix`` the heuristic's priors (:func:`concordia_env.agents.mcts.priors`, MCTS's own);
@@ -43,7 +45,7 @@ from .mcts import (
     MAXP,
     MCTSAgent,
     SearchResult,
-    _Node,
+    SearchRoot,
     _stretch,
     _winner,
     check_fraction,
@@ -54,6 +56,7 @@ from .mcts import (
     resample_deck,
 )
 from .policy import observed_map
+from .tree import NEEDS_PRIOR, Node, backup, deck_samples, descend
 from .value_net import ValueNet
 
 NUM_ACTIONS = E.NUM_ACTIONS
@@ -192,12 +195,12 @@ class AZAgent(_NetUser, MCTSAgent):
         self._map_index = map_id(self._map)
         return super().search(state)
 
-    def _new_node(self, s: np.ndarray, T: np.ndarray, mask: np.ndarray, root: bool = False) -> _Node:
+    def _new_node(self, s: np.ndarray, T: np.ndarray, mask: np.ndarray, root: bool = False) -> Node:
         """A node valued by the win head of its own observation; priors wait for its first search
         (:meth:`_ensure_prior`): most leaves of a search are never searched from, and their
         afterstates would be most of the cost."""
         if not root and is_over(s, self.max_turns):
-            return _Node(-1, None)
+            return self._tree.add(-1)
         p = int(s[E.O_CURRENT])
         n = int(s[E.O_NPLAYERS])
         row = self._encoder.out[:1]
@@ -207,7 +210,7 @@ class AZAgent(_NetUser, MCTSAgent):
         self._leaf[:] = 0.0
         for k in range(n):
             self._leaf[(p + k) % n] = values[0, k]
-        return _Node(p, None)
+        return self._tree.add(p)
 
     def _root_prior_state(self, root_s: np.ndarray, blocks: list[tuple[int, int]]) -> np.ndarray:
         """A copy of the root with the undrawn cards reshuffled, as every simulation samples them:
@@ -217,7 +220,7 @@ class AZAgent(_NetUser, MCTSAgent):
         resample_deck(s, blocks, self.rng)
         return s
 
-    def _ensure_prior(self, node: _Node, s: np.ndarray, T: np.ndarray, mask: np.ndarray) -> None:
+    def _ensure_prior(self, node: Node, s: np.ndarray, T: np.ndarray, mask: np.ndarray) -> None:
         """Priors of ``node``: the softmax of its afterstates' logits, computed at its first search."""
         if node.prior is not None:
             return
@@ -231,7 +234,37 @@ class AZAgent(_NetUser, MCTSAgent):
             prior = (1 - self.prior_mix) * prior + self.prior_mix * heuristic
         node.prior = prior
 
-    def _leaf_value(self, s: np.ndarray, T: np.ndarray, mask: np.ndarray, leaf: _Node, out: np.ndarray) -> None:
+    def _iterate(self, root: SearchRoot, count: int) -> None:
+        """Run ``count`` iterations from ``root``: the walk down the tree is compiled
+        (:func:`~concordia_env.agents.tree.descend`), and comes back here for the network's work,
+        the priors of a node searched from for the first time and the value of the new leaf."""
+        tree, s, mask, result, T = self._tree, self._s, self._mask, self._result, root.T
+        arrays, path = tree.arrays, tree.path  # room was made for count more nodes: no reallocation
+        # the deck samples of all the iterations at once: nothing else draws from rng meanwhile
+        decks = np.empty((count, E.NCARD), np.int32)
+        deck_samples(root.s, root.starts, root.stops, self.rng, decks)
+        for deck in decks:
+            s[:] = root.s
+            s[E.O_DECK:E.O_DECK + E.NCARD] = deck
+            mask[:] = root.mask
+            path[0], depth = 0, 1
+            a, depth = descend(arrays, s, T, mask, path, depth, self.c_puct)
+            while a == NEEDS_PRIOR:
+                self._ensure_prior(tree.node(int(path[depth - 1])), s, T, mask)
+                a, depth = descend(arrays, s, T, mask, path, depth, self.c_puct)
+            if a >= 0:  # the walk left the tree by action a: a new leaf
+                leaf = self._new_node(s, T, mask)
+                tree.child[path[depth - 1], a] = leaf.index
+                path[depth] = leaf.index
+                depth += 1
+            else:  # a finished game already in the tree
+                leaf = tree.node(int(path[depth - 1]))
+            self._leaf_value(s, T, mask, leaf, result)
+            backup(arrays, path, depth, result)
+
+    def _leaf_value(self, s: np.ndarray, T: np.ndarray, mask: np.ndarray, leaf: Node, out: np.ndarray) -> None:
+        """Every player's value of the new leaf ``leaf`` at ``s`` into ``out``: the network's (and
+        the heuristic's, with ``leaf_mix``), as the rules score a finished game."""
         n = int(s[E.O_NPLAYERS])
         out[:] = 0.0
         if is_over(s, self.max_turns):

@@ -47,6 +47,19 @@ some orders) are simply skipped where illegal.
 The budget is ``iterations`` per decision, or ``ms`` milliseconds per decision
 when given (then results depend on the machine's speed; iterations are
 reproducible everywhere). A decision with one legal action is not searched.
+
+The tree is a set of preallocated arrays, a node a row (:mod:`concordia_env.agents.tree`
+describes the layout), kept by the agent from one search to the next. Choosing a child
+among up to 402 action ids several times per iteration cost more than half of a search
+when nodes were Python objects, so the whole iteration is compiled: :func:`_iterate_heuristic`
+and :func:`_iterate_random` sample the deck (numba draws from the agent's own numpy
+``Generator``, exactly the draws ``resample_deck`` makes), descend, add the node with its
+priors, value it and back the value up, for all the iterations of a search in one call (a
+time budget runs them in chunks and reads the clock between). Python only sets up the root
+(its priors and the root noise) and reads the result. A subclass whose evaluations run in
+Python (:class:`~concordia_env.agents.az.AZAgent`'s network) overrides :meth:`MCTSAgent._iterate`
+and uses the compiled descent and backup around its own evaluations. A seed gives the same
+search, bit for bit, as the Python tree it replaced (``tests/test_search_golden.py``).
 """
 
 from __future__ import annotations
@@ -65,15 +78,20 @@ from concordia_env.rules.scoring import winner
 from concordia_env.state import GameState
 
 from . import heuristic as H
+from . import tree as search_tree
 from .base import Agent, check_mask
+from .tree import TREE_TYPE, Node, SearchTree, backup, descend, new_node, resample
 
 NGODS, NUM_ACTIONS, MAXP = E.NGODS, E.NUM_ACTIONS, E.MAXP
 O_NPLAYERS, O_CURRENT, O_PHASE, O_PM, O_TURN, O_CONCORDIA = (E.O_NPLAYERS, E.O_CURRENT, E.O_PHASE, E.O_PM,
                                                             E.O_TURN, E.O_CONCORDIA)
 PH_OVER, PH_PLAY, PH_DIPLOMAT = E.PH_OVER, E.PH_PLAY, E.PH_DIPLOMAT
+O_DECK, O_DECK_POS, NCARD = E.O_DECK, E.O_DECK_POS, E.NCARD
 
 #: a lead counts this much more once the end of the game is fixed (see the module docstring)
 END_STAKE = 1.0
+#: the nodes a search with a time budget (``ms``) starts with room for; it grows as needed
+TIMED_TREE_NODES = 1024
 
 
 @kernel()
@@ -187,27 +205,68 @@ def priors(s, T, mask, out):
         out[a] /= total
 
 
+ITERATE_ARGS = (f"{TREE_TYPE}, int64[::1], int32[::1], int8[::1], int32[::1], int32[::1], int8[::1], float64[::1], "
+                "int64[::1], int64[::1], npy_rng, int64, float64, float64, int64, float64")
+
+
+# inlined into its two callers: compiled alone it would carry one more copy of the whole engine
+@kernel(inline="always")
+def _walk(tree, path, root_s, root_mask, T, s, mask, starts, stops, rng, c_puct, max_turns):
+    """One iteration up to its leaf: a fresh deck sample of the root into ``s``, the descent, and
+    the new node (with its priors) where the walk leaves the tree. Returns the path's length."""
+    s[:] = root_s
+    mask[:] = root_mask
+    resample(s[O_DECK:O_DECK + NCARD], s[O_DECK_POS], starts, stops, rng)
+    path[0] = 0
+    # every searchable node has priors here; typed constants: a literal would compile another copy
+    a, depth = descend(tree, s, T, mask, path, np.int64(1), c_puct)
+    if a >= 0:
+        _, _, _, prior, has_prior, child, _ = tree
+        player = np.int64(-1) if is_over(s, max_turns) else np.int64(s[O_CURRENT])
+        leaf = new_node(tree, player)
+        if player >= 0:
+            priors(s, T, mask, prior[leaf])
+            has_prior[leaf] = 1
+        child[path[depth - 1], a] = leaf
+        path[depth] = leaf
+        depth += 1
+    return depth
+
+
+@kernel(ITERATE_ARGS)
+def _iterate_heuristic(tree, path, root_s, root_mask, T, s, mask, result, starts, stops, rng, count, c_puct,
+                       temperature, max_turns, end_stake):
+    """``count`` iterations valued by :func:`leaf_value` at the new node, all compiled."""
+    for _ in range(count):
+        depth = _walk(tree, path, root_s, root_mask, T, s, mask, starts, stops, rng, c_puct, max_turns)
+        leaf_value(s, T, temperature, max_turns, end_stake, result)
+        backup(tree, path, depth, result)
+
+
+@kernel(ITERATE_ARGS, group="rollout")
+def _iterate_random(tree, path, root_s, root_mask, T, s, mask, result, starts, stops, rng, count, c_puct,
+                    temperature, max_turns, end_stake):
+    """``count`` iterations valued by a random playout from the new node (:func:`random_result`,
+    seeded from ``rng``), all compiled."""
+    players = tree[0]
+    for _ in range(count):
+        depth = _walk(tree, path, root_s, root_mask, T, s, mask, starts, stops, rng, c_puct, max_turns)
+        if players[path[depth - 1]] >= 0:
+            random_result(s, T, mask, rng.integers(0, 2**31), max_turns, end_stake, result)
+        else:
+            leaf_value(s, T, temperature, max_turns, end_stake, result)
+        backup(tree, path, depth, result)
+
+
 @kernel()
 def _compiled_kernel_stamp():
     return KERNEL_STAMP
 
 
-KERNEL_STAMP = E.source_stamp(__file__, H.KERNEL_STAMP)
+# the rules, the heuristic, the tree and this module: the kernels here compile them all in
+KERNEL_STAMP = E.source_stamp(__file__, E.source_stamp(search_tree.__file__, H.KERNEL_STAMP))
 E.refresh_stale_kernels(_compiled_kernel_stamp, KERNEL_STAMP, _winner, is_over, end_is_fixed, _stretch, evaluate,
-                        leaf_value, random_result, priors)
-
-
-class _Node:
-    """Statistics of one action sequence from the root; children by action id."""
-
-    __slots__ = ("player", "visits", "value", "children", "prior")
-
-    def __init__(self, player: int, prior: np.ndarray | None) -> None:
-        self.player = player
-        self.visits = 0
-        self.value = np.zeros(MAXP)  # summed results of every player
-        self.children: dict[int, _Node] = {}
-        self.prior = prior
+                        leaf_value, random_result, priors, _walk, _iterate_heuristic, _iterate_random)
 
 
 def deck_blocks(state: GameState) -> list[tuple[int, int]]:
@@ -237,6 +296,25 @@ class SearchResult:
     action: int
     visits: np.ndarray
     value: np.ndarray
+
+
+@dataclass(frozen=True)
+class SearchRoot:
+    """What every iteration of one search starts from: the root's state and legal mask, the map's
+    tables, and the stacked decks' (start, stop) in the deck (also as arrays, for the kernels)."""
+
+    s: np.ndarray
+    mask: np.ndarray
+    T: np.ndarray
+    blocks: list[tuple[int, int]]
+    starts: np.ndarray
+    stops: np.ndarray
+
+    @classmethod
+    def of(cls, state: GameState, mask: np.ndarray) -> SearchRoot:
+        blocks = deck_blocks(state)
+        return cls(state.s, mask, state.game.tables, blocks, np.array([b[0] for b in blocks], np.int64),
+                   np.array([b[1] for b in blocks], np.int64))
 
 
 def check_fraction(name: str, value: object) -> float:
@@ -293,7 +371,8 @@ class MCTSAgent(Agent):
     def _configure(self, iterations: int | None, ms: float | None, c_puct: float, end_stake: float,
                    max_turns: int | None, root_noise: float, root_noise_alpha: float,
                    move_temperature: float) -> None:
-        """Check and set the options every search agent shares."""
+        """Check and set the options every search agent shares; allocate the tree and the buffers
+        its searches reuse."""
         if ms is not None and (isinstance(ms, bool) or not isinstance(ms, (int, float)) or not ms > 0):
             raise ValueError(f"ms must be a positive number of milliseconds, got {ms!r}")
         if iterations is None:
@@ -311,6 +390,11 @@ class MCTSAgent(Agent):
             raise ValueError("root_noise_alpha must be positive when root_noise is used")
         self.move_temperature = check_nonnegative("move_temperature", move_temperature)
         self.last_iterations = 0
+        # an iteration adds at most one node: the root and one per iteration (a time budget grows it)
+        self._tree = SearchTree(iterations + 1 if ms is None else TIMED_TREE_NODES)
+        self._s = np.empty(E.STATE_SIZE, np.int32)  # the iteration's sampled state
+        self._mask = np.empty(NUM_ACTIONS, np.int8)
+        self._result = np.zeros(MAXP)  # the leaf's value for every seat
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, state: GameState | None = None) -> int:
         legal = check_mask(action_mask)
@@ -323,61 +407,42 @@ class MCTSAgent(Agent):
         return self.search(state).action
 
     # ------------------------------------------------------------ search
-    def _new_node(self, s: np.ndarray, T: np.ndarray, mask: np.ndarray, root: bool = False) -> _Node:
+    def _new_node(self, s: np.ndarray, T: np.ndarray, mask: np.ndarray, root: bool = False) -> Node:
+        """Add the node of position ``s`` (legal ``mask``) to the tree, with its priors. The search
+        adds its root here; the compiled iterations add the other nodes alike (:func:`_walk`)."""
         if not root and is_over(s, self.max_turns):  # the root is a decision even past max_turns
-            return _Node(-1, None)
+            return self._tree.add(-1)
+        node = self._tree.add(int(s[E.O_CURRENT]))
         prior = np.empty(NUM_ACTIONS)
         priors(s, T, mask, prior)
-        return _Node(int(s[E.O_CURRENT]), prior)
+        node.prior = prior
+        return node
 
     def _root_prior_state(self, root_s: np.ndarray, blocks: list[tuple[int, int]]) -> np.ndarray:
         """The state the root's priors are computed on: the true one (the heuristic's priors, like
         the heuristic agent, look one step ahead on it)."""
         return root_s
 
-    def _ensure_prior(self, node: _Node, s: np.ndarray, T: np.ndarray, mask: np.ndarray) -> None:
+    def _ensure_prior(self, node: Node, s: np.ndarray, T: np.ndarray, mask: np.ndarray) -> None:
         """Give ``node`` (at ``s``, legal ``mask``) its priors if it has none yet (MCTS sets them
         when it adds a node; a subclass may put off that work until a node is searched from)."""
 
-    def _leaf_value(self, s: np.ndarray, T: np.ndarray, mask: np.ndarray, leaf: _Node, out: np.ndarray) -> None:
-        """Every player's value of the new leaf ``leaf`` at ``s`` into ``out``."""
-        if self.rollout == "random" and leaf.player >= 0:
-            random_result(s, T, mask, int(self.rng.integers(2**31)), self.max_turns, self.end_stake, out)
-        else:
-            leaf_value(s, T, self.temperature, self.max_turns, self.end_stake, out)
+    def _iterate(self, root: SearchRoot, count: int) -> None:
+        """Run ``count`` iterations from ``root`` on the tree (room for ``count`` more nodes is made
+        before): compiled from the deck sample to the backup."""
+        iterate = _iterate_random if self.rollout == "random" else _iterate_heuristic
+        iterate(self._tree.arrays, self._tree.path, root.s, root.mask, root.T, self._s, self._mask, self._result,
+                root.starts, root.stops, self.rng, count, self.c_puct, self.temperature, self.max_turns,
+                self.end_stake)
 
-    def _select(self, node: _Node, mask: np.ndarray) -> int:
-        legal = np.flatnonzero(mask)
-        p = node.player
-        assert node.prior is not None, "a node is given priors before it is selected from"
-        sqrt_n = math.sqrt(node.visits + 1)
-        # unvisited actions start from the node's own mean for its player (first-play urgency)
-        fpu = node.value[p] / node.visits if node.visits else 0.5
-        best, best_score = -1, -math.inf
-        for a in legal.tolist():
-            child = node.children.get(a)
-            if child is None or child.visits == 0:
-                q, n = fpu, 0
-            else:
-                q, n = child.value[p] / child.visits, child.visits
-            score = q + self.c_puct * node.prior[a] * sqrt_n / (1 + n)
-            if score > best_score:
-                best, best_score = a, score
-        return best
-
-    def _add_root_noise(self, root: _Node, mask: np.ndarray) -> None:
+    def _add_root_noise(self, root: Node, mask: np.ndarray) -> None:
         """Mix Dirichlet noise into the root's priors over its legal actions (self-play exploration)."""
         legal = np.flatnonzero(mask)
-        if self.root_noise == 0 or legal.size < 2 or root.prior is None:
+        prior = root.prior
+        if self.root_noise == 0 or legal.size < 2 or prior is None:
             return
         noise = self.rng.dirichlet(np.full(legal.size, self.root_noise_alpha))
-        root.prior = root.prior.copy()
-        root.prior[legal] = (1 - self.root_noise) * root.prior[legal] + self.root_noise * noise
-
-    def _finished(self, done: int, deadline: float | None) -> bool:
-        if deadline is not None:
-            return done > 0 and time.perf_counter() >= deadline
-        return done >= self.iterations
+        prior[legal] = (1 - self.root_noise) * prior[legal] + self.root_noise * noise
 
     def search(self, state: GameState) -> SearchResult:
         """Search ``state`` with this agent's budget: the move to play, the root's visit counts
@@ -389,52 +454,55 @@ class MCTSAgent(Agent):
             visits = np.zeros(NUM_ACTIONS, np.int64)
             visits[legal[0]] = 1
             return SearchResult(int(legal[0]), visits, np.full(n, 1.0 / n))
-        root = self._run(state, root_mask)
+        self._run(SearchRoot.of(state, root_mask))
+        tree = self._tree
+        actions, rows = tree.children(0)
         visits = np.zeros(NUM_ACTIONS, np.int64)
-        for a, child in root.children.items():
-            visits[a] = child.visits
-        return SearchResult(self._choose(root, visits), visits, root.value[:n] / max(root.visits, 1))
+        visits[actions] = tree.visits[rows]
+        return SearchResult(self._choose(visits, actions, rows), visits,
+                            tree.value[0, :n] / max(int(tree.visits[0]), 1))
 
-    def _choose(self, root: _Node, visits: np.ndarray) -> int:
-        """The move: sampled from ``visits ** (1 / move_temperature)``, or the most visited (ties
-        to the better mean for the deciding player)."""
+    def _choose(self, visits: np.ndarray, actions: np.ndarray, rows: np.ndarray) -> int:
+        """The move: sampled from ``visits ** (1 / move_temperature)``, or the most visited of the
+        root's children (``actions``, their tree ``rows``, oldest first), ties to the better mean
+        for the deciding player, then to the older child."""
         if self.move_temperature > 0:
             legal = np.flatnonzero(visits)
             w = visits[legal].astype(np.float64) ** (1.0 / self.move_temperature)
             return int(legal[self.rng.choice(legal.size, p=w / w.sum())])
-        p = root.player
-        return max(root.children.items(), key=lambda kv: (kv[1].visits, kv[1].value[p] / max(kv[1].visits, 1)))[0]
+        tree = self._tree
+        p = int(tree.player[0])
+        best, best_key = -1, (-1, -math.inf)
+        for a, row in zip(actions.tolist(), rows.tolist()):
+            n = int(tree.visits[row])
+            key = (n, tree.value[row, p] / max(n, 1))
+            if key > best_key:
+                best, best_key = a, key
+        return best
 
-    def _run(self, state: GameState, root_mask: np.ndarray) -> _Node:
-        T = state.game.tables
-        blocks = deck_blocks(state)
-        root_s = state.s
-        root = self._new_node(root_s, T, root_mask, root=True)
-        self._ensure_prior(root, self._root_prior_state(root_s, blocks), T, root_mask)
-        self._add_root_noise(root, root_mask)
-        result = np.zeros(MAXP)
-        deadline = time.perf_counter() + self.ms / 1000 if self.ms is not None else None
-        done = 0
-        while not self._finished(done, deadline):
-            s = root_s.copy()
-            mask = root_mask.copy()
-            resample_deck(s, blocks, self.rng)
-            node, path = root, [root]
-            while node.player >= 0:
-                self._ensure_prior(node, s, T, mask)
-                a = self._select(node, mask)
-                E.step(s, T, mask, a)
-                child = node.children.get(a)
-                if child is None:
-                    child = node.children[a] = self._new_node(s, T, mask)
-                    path.append(child)
-                    break
-                node = child
-                path.append(node)
-            self._leaf_value(s, T, mask, path[-1], result)
-            for n in path:
-                n.visits += 1
-                n.value += result
-            done += 1
+    def _run(self, root: SearchRoot) -> None:
+        """Build the tree of one search from ``root`` (row 0) with this agent's budget."""
+        tree = self._tree
+        tree.clear()
+        tree.reserve(self.iterations + 1 if self.ms is None else TIMED_TREE_NODES)
+        node = self._new_node(root.s, root.T, root.mask, root=True)
+        self._ensure_prior(node, self._root_prior_state(root.s, root.blocks), root.T, root.mask)
+        self._add_root_noise(node, root.mask)
+        if self.ms is None:
+            self._iterate(root, self.iterations)
+            self.last_iterations = self.iterations
+            return
+        # a time budget: iterations in chunks, each sized to about half the time left, so the
+        # clock is read between chunks (at least one iteration, as before the deadline was known)
+        deadline = time.perf_counter() + self.ms / 1000
+        done, chunk = 0, 1
+        while True:
+            tree.reserve(int(tree.size[0]) + chunk)
+            start = time.perf_counter()
+            self._iterate(root, chunk)
+            done += chunk
+            now = time.perf_counter()
+            if now >= deadline:
+                break
+            chunk = int((deadline - now) / ((now - start) / chunk) / 2) + 1
         self.last_iterations = done
-        return root
