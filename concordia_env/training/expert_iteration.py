@@ -348,21 +348,13 @@ def make_expert(cfg: SelfPlayConfig, expert: Expert) -> MCTSAgent:
 Row = tuple[np.ndarray, int, int, int, np.ndarray, np.ndarray, np.ndarray]
 
 
-class RecordingSeat(Agent):
-    """Plays every seat of a self-play game with one search agent and records each searched decision."""
+class _RecordingSeat(Agent):
+    """Plays every seat of a self-play game and records each decision with more than one legal
+    action as a :data:`Row`; a subclass says how it chooses (:meth:`_decide`)."""
 
-    name = "expert"
-
-    def __init__(self, expert: MCTSAgent, cfg: SelfPlayConfig) -> None:
-        self.expert = expert
-        self.cfg = cfg
+    def _start(self) -> None:
         self.rows: list[Row] = []
         self.decisions = 0
-        self.searched = 0
-
-    def reset(self, seed: int | None = None) -> None:
-        self.expert.reset(seed)
-        self.rows, self.decisions, self.searched = [], 0, 0
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, state: GameState | None = None) -> int:
         assert state is not None, "self-play passes the state"
@@ -371,18 +363,45 @@ class RecordingSeat(Agent):
         self.decisions += 1
         if legal.size == 1:
             return int(legal[0])
+        row = (state.s.copy(), state.current_player, step, int(state.s[E.O_TURN]), legal)
+        action, counts, shares = self._decide(observation, action_mask, state, legal)
+        value = np.zeros(ROWS, np.float32)
+        value[:state.num_players] = shares[:state.num_players]
+        self.rows.append((*row, counts, value))
+        return action
+
+    def _decide(self, observation: np.ndarray, action_mask: np.ndarray, state: GameState,
+                legal: np.ndarray) -> tuple[int, np.ndarray, np.ndarray]:
+        """The move, the policy target's counts over ``legal`` and the win shares per absolute seat."""
+        raise NotImplementedError
+
+
+class RecordingSeat(_RecordingSeat):
+    """Plays every seat of a self-play game with one search agent and records each searched decision."""
+
+    name = "expert"
+
+    def __init__(self, expert: MCTSAgent, cfg: SelfPlayConfig) -> None:
+        self.expert = expert
+        self.cfg = cfg
+        self._start()
+        self.searched = 0
+
+    def reset(self, seed: int | None = None) -> None:
+        self.expert.reset(seed)
+        self._start()
+        self.searched = 0
+
+    def _decide(self, observation: np.ndarray, action_mask: np.ndarray, state: GameState,
+                legal: np.ndarray) -> tuple[int, np.ndarray, np.ndarray]:
         explore = self.searched < self.cfg.temperature_decisions
         self.expert.move_temperature = self.cfg.move_temperature if explore else 0.0
         self.searched += 1
         result = self.expert.search(state)
-        value = np.zeros(ROWS, np.float32)
-        value[:state.num_players] = result.value
-        self.rows.append((state.s.copy(), state.current_player, step, int(state.s[E.O_TURN]), legal,
-                          result.visits[legal], value))
-        return int(result.action)
+        return int(result.action), result.visits[legal], result.value
 
 
-class TeacherSeat(Agent):
+class TeacherSeat(_RecordingSeat):
     """Plays every seat of a self-play game with the heuristic and records, at each decision with
     more than one legal action, the heuristic's priors (in thousandths) and win shares (the
     module doc's "heuristic teacher").
@@ -407,28 +426,19 @@ class TeacherSeat(Agent):
     def reset(self, seed: int | None = None) -> None:
         self.heuristic.reset(seed)
         self.explore = np.random.default_rng([self.game_seed, EXPLORE_STREAM])
-        self.rows: list[Row] = []
-        self.decisions = 0
+        self._start()
 
-    def act(self, observation: np.ndarray, action_mask: np.ndarray, state: GameState | None = None) -> int:
-        assert state is not None, "self-play passes the state"
-        legal = np.flatnonzero(action_mask)
-        step = self.decisions
-        self.decisions += 1
-        if legal.size == 1:
-            return int(legal[0])
+    def _decide(self, observation: np.ndarray, action_mask: np.ndarray, state: GameState,
+                legal: np.ndarray) -> tuple[int, np.ndarray, np.ndarray]:
         mask = np.ascontiguousarray(action_mask, dtype=np.int8)
         tables = state.game.tables
         priors(state.s, tables, mask, self.prior)
         evaluate(state.s, tables, TEACHER_VALUE_TEMPERATURE, self.value)
         p = self.prior[legal]
-        value = np.zeros(ROWS, np.float32)
-        value[:state.num_players] = self.value[:state.num_players]
         counts = np.rint(PRIOR_SCALE * p).astype(np.int32)
-        self.rows.append((state.s.copy(), state.current_player, step, int(state.s[E.O_TURN]), legal, counts, value))
         if self.explore.random() < self.epsilon:
-            return int(self.explore.choice(legal, p=p / p.sum()))
-        return self.heuristic.act(observation, action_mask, state)
+            return int(self.explore.choice(legal, p=p / p.sum())), counts, self.value
+        return self.heuristic.act(observation, action_mask, state), counts, self.value
 
 
 def game_seed(cfg: SelfPlayConfig, g: int, game: int) -> int:
@@ -440,7 +450,7 @@ def play_selfplay_game(cfg: SelfPlayConfig, g: int, game: int, expert: Expert) -
                                                                                           dict[str, Any]]:
     """Play self-play game ``game`` of generation ``g``: its position arrays and its game-table row."""
     seed = game_seed(cfg, g, game)
-    seat: RecordingSeat | TeacherSeat = (TeacherSeat(cfg.teacher_epsilon, seed) if expert.is_teacher
+    seat: _RecordingSeat = (TeacherSeat(cfg.teacher_epsilon, seed) if expert.is_teacher
                                          else RecordingSeat(make_expert(cfg, expert), cfg))
     record = play_game(cfg.map, cfg.players, seed, [seat] * cfg.players, max_turns=cfg.max_turns)
     result = record["result"]
