@@ -4,11 +4,16 @@ The networks of the learned agents multiply small matrices; with several game pr
 OpenBLAS's own threads on them made an ``az`` search 4 times slower on 2 cores (1.0 instead of
 0.24 ms per simulation; a self-play generation took 707 s instead of 58 s). Every pool of game
 workers therefore sets one BLAS thread per process
-(:func:`concordia_env.arena.tournament.game_worker_init`).
+(:func:`concordia_env.arena.tournament.game_worker_init`), and games played in the caller's
+process do the same for their duration (:func:`one_blas_thread`): two such processes side by side
+(two strength workers at ``--workers 1``) made ``net`` take 25-36 ms a decision instead of 0.5 ms,
+its BLAS threads waiting for a core the other process held.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -60,3 +65,15 @@ def blas_threads(n: int | None) -> int | None:
         if put is not None and n is not None:
             put(int(n))
     return before
+
+
+@contextmanager
+def one_blas_thread() -> Iterator[None]:
+    """One BLAS thread while the block runs (games played in this process), the previous count
+    after it. The products are split by rows and columns, never along the summed dimension, so
+    the numbers, and the moves, are the same as with more threads; only the waiting goes."""
+    before = blas_threads(1)
+    try:
+        yield
+    finally:
+        blas_threads(before)

@@ -63,7 +63,7 @@ from concordia_env.game import check_setup_args
 
 from ..agents.base import Agent, make_agent
 from ..files import write_json_atomic
-from ..threads import blas_threads
+from ..threads import blas_threads, one_blas_thread
 from .records import load_record, play_game, read_json_file, save_record, short_repr
 
 #: two-sided 95% normal quantile (1.95996...), for the Wilson interval
@@ -691,7 +691,8 @@ class Tournament:
         saved = bool(self.done)
         tasks = [(g, self._task(g)) for g in range(len(self.done), games)]
         workers = max(1, min(self.workers, len(tasks)))
-        with _Interrupts(graceful_interrupt) as interrupts:
+        # one BLAS thread here as in the workers (forked from here): tournaments may run side by side
+        with _Interrupts(graceful_interrupt) as interrupts, one_blas_thread():
             pool = self._pool(workers) if tasks else None
             try:
                 played = _Games(tasks, pool, workers, interrupts)

@@ -59,6 +59,7 @@ from ..env import DEFAULT_MAX_TURNS, check_max_turns
 from ..files import write_json_atomic
 from ..game import check_seed, check_setup_args
 from ..state import GameState
+from ..threads import one_blas_thread
 from .train_ppo import positive_int  # the training scripts' argument type
 
 RESULT_FORMAT = "concordia-env/evaluation"
@@ -333,7 +334,8 @@ def run_evaluation(map_name: str, lineup: Sequence[str], deals: int, seed: int =
         # map submits every game now, forking the workers before tqdm starts its monitor thread (forking a
         # process with threads can deadlock); results come back in game order whatever the scheduling
         results = pool.map(_play, tasks, chunksize=1) if pool else map(_play, tasks)
-        with tqdm(total=len(tasks), disable=not progress, unit="game", leave=False,
+        # in this process too, one BLAS thread as in a pool's workers (concordia_env.threads)
+        with one_blas_thread(), tqdm(total=len(tasks), disable=not progress, unit="game", leave=False,
                   desc=f"{map_name} {n}p {','.join(lineup)}") as bar:
             for g, played in enumerate(results):
                 per_game.append(_game_entry(g, *games[g], played))

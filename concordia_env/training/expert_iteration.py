@@ -165,7 +165,7 @@ from concordia_env.arena.tournament import game_worker_init, wilson_interval
 from concordia_env.data import MAP_NAMES, load_map
 from concordia_env.game import check_setup_args, get_game
 from concordia_env.state import GameState, new_game
-from concordia_env.threads import blas_threads
+from concordia_env.threads import one_blas_thread
 
 PROG = "python -m concordia_env.training.expert_iteration"
 RUN_FORMAT = "concordia-env/expert-iteration"
@@ -1303,12 +1303,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     check_run_file(args, out)
     device = _set_torch(args)
     best = Expert.of(args.init_net, None) if args.init_net else Expert()
-    threads = blas_threads(1)  # inherited by the game workers forked from here (see blas_threads)
-    try:
+    with one_blas_thread():  # inherited by the game workers forked from here (see concordia_env.threads)
         for g in range(args.generations):
             best = run_generation(args, out, g, best, device)
-    finally:
-        blas_threads(threads)
     gates = [read_json(gen_dir(out, g) / "gate.json") or {} for g in range(args.generations)]
     last = gates[-1]
     return {"out": str(out), "generations": args.generations, "best_generation": best.generation,

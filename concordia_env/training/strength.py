@@ -95,6 +95,7 @@ from ..data import MAP_NAMES
 from ..env import DEFAULT_MAX_TURNS, check_max_turns
 from ..files import write_json_atomic, write_text_atomic
 from ..game import check_setup_args
+from ..threads import one_blas_thread
 from .evaluation import (
     RESULT_FORMAT,
     RESULT_VERSION,
@@ -630,8 +631,8 @@ def run_lines(config: StrengthConfig, out: str | os.PathLike, *, lines: str | No
             bar.set_postfix(chunks=f"{report['chunks_written']}/{len(jobs)}", refresh=False)
 
     workers = min(workers, len(tasks))
-    if workers == 1:
-        with tqdm(total=len(tasks), disable=not progress, unit="game", desc="strength") as bar:
+    if workers == 1:  # one BLAS thread, as in a pool's workers: several workers may run side by side
+        with one_blas_thread(), tqdm(total=len(tasks), disable=not progress, unit="game", desc="strength") as bar:
             for j, g, task in tasks:
                 finish(j, g, _play_timed(task), bar)
         return report
