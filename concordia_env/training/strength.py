@@ -895,7 +895,8 @@ def render(summary: dict[str, Any]) -> str:
     machines = sorted({m for line in lines_all for m in line["machines"]})
     where = f" Played on: {'; '.join(machines)}." if machines else ""
     out += ["### Time per decision", "", "Mean milliseconds of `act` per decision over every game of the setting, "
-            f"as measured while the games ran in parallel (each chunk file names its machine).{where}", ""]
+            "wall time as the games were played, several processes at a time (each chunk file names its machine), "
+            f"so it shows the order of magnitude; `agents_bench` times an agent alone.{where}", ""]
     out += _ms_table(settings) + [""]
     out += ["### OpenSkill ratings", "", "Plackett–Luce, from every finished game of the setting, lines in the "
             "order above, games in game order (ordinal = mu − 3 sigma).", ""]
