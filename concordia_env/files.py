@@ -9,11 +9,15 @@ never a truncated file under the final name; on any failure the temporary file i
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import tempfile
+import zipfile
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 #: permissions of written files (``mkstemp`` alone would leave them 0600)
 FILE_MODE = 0o644
@@ -60,3 +64,19 @@ def _fsync_folder(folder: Path) -> None:
         pass
     finally:
         os.close(fd)
+
+
+def npz_bytes(arrays: dict[str, np.ndarray], compresslevel: int = 9) -> bytes:
+    """An ``.npz`` (a deflated zip of ``.npy`` files, keys sorted) with fixed time stamps, so the
+    same arrays give the same bytes (released weights and data shards are compared by sha256)."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=compresslevel) as zf:
+        for key in sorted(arrays):
+            info = zipfile.ZipInfo(f"{key}.npy", date_time=(1980, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = FILE_MODE << 16
+            member = io.BytesIO()
+            a = np.asarray(arrays[key])  # (np.ascontiguousarray would turn a 0-d array into a 1-d one)
+            np.lib.format.write_array(member, a if a.flags.c_contiguous else a.copy(order="C"), allow_pickle=False)
+            zf.writestr(info, member.getvalue(), compresslevel=compresslevel)
+    return buf.getvalue()

@@ -21,6 +21,7 @@ from concordia_env import encoding
 from concordia_env.agents import numpy_policy as NP
 from concordia_env.agents.numpy_policy import NumpyPolicy, observation_scaling, policy_files
 from concordia_env.engine import NUM_ACTIONS
+from concordia_env.files import npz_bytes
 from concordia_env.scenario import play_random
 from concordia_env.training.selfplay import observation_space
 
@@ -178,7 +179,7 @@ def _arrays(stem: Path) -> dict[str, np.ndarray]:
 def _nan_weights(stem: Path) -> None:
     arrays = _arrays(stem)
     arrays["layers.1.weight"][3, 2] = np.inf
-    write_npz(stem, NP._npz_bytes(arrays))
+    write_npz(stem, npz_bytes(arrays))
 
 
 def _pickled_array(stem: Path) -> None:

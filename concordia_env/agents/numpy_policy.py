@@ -55,7 +55,7 @@ import numpy as np
 
 from concordia_env import encoding
 from concordia_env.engine import NUM_ACTIONS
-from concordia_env.files import write_bytes_atomic
+from concordia_env.files import npz_bytes, write_bytes_atomic
 
 from .base import sample_softmax
 
@@ -266,7 +266,7 @@ class NumpyPolicy:
         atomically; returns both paths. The output depends only on the policy (no time stamps),
         so exporting the same weights twice gives the same bytes."""
         npz_path, json_path = policy_files(path)
-        data = _npz_bytes(self.arrays(dtype))
+        data = npz_bytes(self.arrays(dtype))
         header = self.header(dtype, hashlib.sha256(data).hexdigest())
         # npz first: a crash in between leaves a header whose hash names the old arrays, which
         # load() refuses, rather than a header that silently describes other weights
@@ -298,20 +298,6 @@ class NumpyPolicy:
 
 
 # ------------------------------------------------------------ writing
-def _npz_bytes(arrays: dict[str, np.ndarray]) -> bytes:
-    """An ``.npz`` (deflated zip of ``.npy`` files) with fixed time stamps, so it is reproducible."""
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=9) as zf:
-        for key in sorted(arrays):
-            info = zipfile.ZipInfo(f"{key}.npy", date_time=(1980, 1, 1, 0, 0, 0))
-            info.compress_type = zipfile.ZIP_DEFLATED
-            info.external_attr = 0o644 << 16
-            member = io.BytesIO()
-            np.lib.format.write_array(member, np.ascontiguousarray(arrays[key]), allow_pickle=False)
-            zf.writestr(info, member.getvalue(), compress_type=zipfile.ZIP_DEFLATED, compresslevel=9)
-    return buf.getvalue()
-
-
 # ------------------------------------------------------------ reading and validation
 def read_json_header(json_path: Path, kind: str = "numpy policy") -> dict[str, Any]:
     """The JSON header of a numpy weights pair (``kind`` names the file kind in messages);

@@ -48,13 +48,12 @@ from typing import Any
 import numpy as np
 
 from concordia_env import encoding
-from concordia_env.files import write_bytes_atomic
+from concordia_env.files import npz_bytes, write_bytes_atomic
 
 from .numpy_policy import (
     ACTIVATIONS,
     SCALING_RULE,
     _corrupt,
-    _npz_bytes,
     _npz_layout,
     policy_files,
     read_json_header,
@@ -204,7 +203,7 @@ class ValueNet:
     def save(self, path: str | os.PathLike) -> tuple[Path, Path]:
         """Write ``STEM.npz`` then ``STEM.json`` atomically (``path``: the stem or either file)."""
         npz_path, json_path = policy_files(path)
-        data = _npz_bytes(self.arrays())
+        data = npz_bytes(self.arrays())
         write_bytes_atomic(npz_path, data)
         write_bytes_atomic(json_path, (json.dumps(self.header(hashlib.sha256(data).hexdigest()), indent=2) + "\n").encode())
         return npz_path, json_path

@@ -140,7 +140,6 @@ import os
 import shlex
 import sys
 import time
-import zipfile
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
@@ -166,6 +165,7 @@ from concordia_env.data import MAP_NAMES, load_map
 from concordia_env.game import check_setup_args, get_game
 from concordia_env.state import GameState, new_game
 from concordia_env.threads import one_blas_thread
+from concordia_env.training.value_data import read_shard_arrays
 
 PROG = "python -m concordia_env.training.expert_iteration"
 RUN_FORMAT = "concordia-env/expert-iteration"
@@ -262,21 +262,6 @@ def shard_path(out: Path, g: int, index: int) -> Path:
 
 def shard_games(cfg: SelfPlayConfig, index: int) -> range:
     return range(index * cfg.shard_size, min(cfg.games, (index + 1) * cfg.shard_size))
-
-
-def npz_bytes(arrays: dict[str, np.ndarray]) -> bytes:
-    """An ``.npz`` of ``arrays`` with fixed time stamps (the same arrays give the same bytes)."""
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=6) as zf:
-        for key in sorted(arrays):
-            info = zipfile.ZipInfo(f"{key}.npy", date_time=(1980, 1, 1, 0, 0, 0))
-            info.compress_type = zipfile.ZIP_DEFLATED
-            info.external_attr = 0o644 << 16
-            member = io.BytesIO()
-            a = np.asarray(arrays[key])  # (np.ascontiguousarray would turn a 0-d array into a 1-d one)
-            np.lib.format.write_array(member, a if a.flags.c_contiguous else a.copy(order="C"), allow_pickle=False)
-            zf.writestr(info, member.getvalue())
-    return buf.getvalue()
 
 
 def warn(message: str) -> None:
@@ -498,22 +483,14 @@ def write_shard(path: Path, meta: dict[str, Any], games: list[tuple[dict[str, np
         dtype = np.int64 if k == "game_seed" else np.int32
         data[k] = np.asarray([i[k] for _, i in games], dtype)
     data["meta"] = np.array(json.dumps(meta, sort_keys=True))
-    write_bytes_atomic(path, npz_bytes(data))
+    write_bytes_atomic(path, files.npz_bytes(data, compresslevel=6))
     return len(data["step"])
 
 
 def read_shard(path: Path) -> dict[str, Any]:
     """The arrays of one shard plus ``meta`` (a dict); ``ValueError`` naming the file if it is
     truncated, corrupt or inconsistent."""
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            data: dict[str, Any] = {k: z[k] for k in z.files}
-        meta = json.loads(str(data.pop("meta")))
-    except Exception as exc:  # noqa: BLE001 - BadZipFile, zlib.error, EOFError, KeyError...: all "corrupt"
-        raise ValueError(f"{path}: corrupt or truncated shard ({type(exc).__name__}: {exc})") from None
-    missing = [k for k in POSITION_KEYS + VISIT_KEYS + GAME_KEYS if k not in data]
-    if missing:
-        raise ValueError(f"{path}: shard lacks {', '.join(missing)}")
+    data, meta = read_shard_arrays(path, POSITION_KEYS + VISIT_KEYS + GAME_KEYS)
     m = len(data["step"])
     bad = [k for k in POSITION_KEYS if len(data[k]) != m]
     if bad or data["state"].shape[1:] != (E.STATE_SIZE,) or len(data["visit_actions"]) != data["visit_len"].sum() \

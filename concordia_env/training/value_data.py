@@ -214,18 +214,26 @@ def build_shard(cfg: DataConfig, index: int, games: range) -> tuple[bytes, int, 
     return buf.getvalue(), len(games), len(data["step"])
 
 
-def read_shard(path: Path) -> dict[str, Any]:
-    """The arrays of one shard plus ``meta`` (a dict); ``ValueError`` naming the file if it is
-    truncated, corrupt or incomplete."""
+def read_shard_arrays(path: Path, keys: Sequence[str]) -> tuple[dict[str, Any], Any]:
+    """The arrays of a shard ``.npz`` and its JSON ``meta``; ``ValueError`` naming the file if it is
+    truncated or corrupt, or lacks one of ``keys`` (shared by the value data and expert iteration's
+    shards; each checks its own arrays' consistency after)."""
     try:
         with np.load(path, allow_pickle=False) as z:
             data: dict[str, Any] = {k: z[k] for k in z.files}
         meta = json.loads(str(data.pop("meta")))
     except Exception as exc:  # noqa: BLE001 - BadZipFile, zlib.error, EOFError, KeyError...: all "corrupt"
         raise ValueError(f"{path}: corrupt or truncated shard ({type(exc).__name__}: {exc})") from None
-    missing = [k for k in POSITION_KEYS + GAME_KEYS if k not in data]
+    missing = [k for k in keys if k not in data]
     if missing:
         raise ValueError(f"{path}: shard lacks {', '.join(missing)}")
+    return data, meta
+
+
+def read_shard(path: Path) -> dict[str, Any]:
+    """The arrays of one shard plus ``meta`` (a dict); ``ValueError`` naming the file if it is
+    truncated, corrupt or incomplete."""
+    data, meta = read_shard_arrays(path, POSITION_KEYS + GAME_KEYS)
     m = len(data["step"])
     bad = [k for k in POSITION_KEYS if len(data[k]) != m]
     if bad or data["obs"].shape[1:] != (encoding.OBSERVATION_SIZE,):
