@@ -307,10 +307,7 @@ class NetAgent(_NetUser, Agent):
         if legal.size == 1:
             return int(legal[0])
         mask = np.asarray(action_mask, dtype=np.int8)
-        if state is None:
-            position = HeuristicAgent._position(observation, mask)
-        else:
-            position = HeuristicAgent._checked(state, observation, mask)
+        position = HeuristicAgent.position(observation, mask, state)
         map_name = position.game.name
         assert map_name == observed_map(observation), "the observation's map one-hot names the game's map"
         rows = self.encoder_for(map_name).rows(position.s, position.game.tables, mask, position.current_player)

@@ -253,10 +253,18 @@ class HeuristicAgent(Agent):
         if legal.size == 1:
             return int(legal[0])
         mask = np.asarray(action_mask, dtype=np.int8)
-        position = self._position(observation, mask) if state is None else self._checked(state, observation, mask)
+        position = self.position(observation, mask, state)
         # tiny noise below any real value difference: breaks exact ties by the seed
         noise = self.rng.random(E.NUM_ACTIONS) * 1e-9
         return int(choose(position.s, position.game.tables, mask, noise))
+
+    @staticmethod
+    def position(observation: np.ndarray, mask: np.ndarray, state: GameState | None) -> GameState:
+        """The position an agent decides in: the caller's ``state`` once checked against the
+        observation and the mask (fast), else rebuilt from the observation (what a seat sees)."""
+        if state is None:
+            return HeuristicAgent._position(observation, mask)
+        return HeuristicAgent._checked(state, observation, mask)
 
     @staticmethod
     def _position(observation: np.ndarray, mask: np.ndarray) -> GameState:

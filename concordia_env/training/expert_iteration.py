@@ -166,6 +166,7 @@ from concordia_env.game import check_setup_args, get_game
 from concordia_env.state import GameState, new_game
 from concordia_env.threads import one_blas_thread
 from concordia_env.training.value_data import read_shard_arrays
+from concordia_env.training.value_train import mlp_trunk
 
 PROG = "python -m concordia_env.training.expert_iteration"
 RUN_FORMAT = "concordia-env/expert-iteration"
@@ -709,14 +710,7 @@ class ExItModel(nn.Module):
         super().__init__()
         self.register_buffer("scale", torch.as_tensor(np.asarray(scale, np.float32)))
         self.register_buffer("unbounded", torch.as_tensor(np.asarray(unbounded, bool)))
-        layers: list[nn.Module] = []
-        n_in = encoding.OBSERVATION_SIZE
-        for h in hidden:
-            layers += [nn.Linear(n_in, h), getattr(nn, activation)()]
-            if dropout > 0:
-                layers.append(nn.Dropout(dropout))
-            n_in = h
-        self.trunk = nn.Sequential(*layers)
+        self.trunk, n_in = mlp_trunk(hidden, activation, dropout)
         self.win = nn.Linear(n_in, ROWS)
         self.policy = nn.Linear(n_in, 1)
         self.activation = activation

@@ -126,6 +126,21 @@ def game_phase(step: np.ndarray, decisions: np.ndarray) -> np.ndarray:
 
 
 # ------------------------------------------------------------ the torch model
+
+def mlp_trunk(hidden: Sequence[int], activation: str, dropout: float = 0.0,
+              input_dropout: float = 0.0) -> tuple[nn.Sequential, int]:
+    """The networks' shared trunk over the scaled observation: ``Linear -> activation`` per width of
+    ``hidden`` (each followed by dropout when ``dropout > 0``), and its output width. The layers
+    are created in order, so a seeded torch initialises them the same way wherever it is built."""
+    layers: list[nn.Module] = [nn.Dropout(input_dropout)] if input_dropout > 0 else []
+    n_in = encoding.OBSERVATION_SIZE
+    for h in hidden:
+        layers += [nn.Linear(n_in, h), getattr(nn, activation)()]
+        if dropout > 0:
+            layers.append(nn.Dropout(dropout))
+        n_in = h
+    return nn.Sequential(*layers), n_in
+
 class ValueModel(nn.Module):
     """Scaling -> trunk -> win logits masked to present seats (+ margin head); see the module doc."""
 
@@ -136,14 +151,7 @@ class ValueModel(nn.Module):
         self.register_buffer("unbounded", torch.as_tensor(unbounded))
         # dropout only regularises training (identity in eval mode, absent from the numpy copy): with a
         # few hundred games a net otherwise memorises each game's setup and its winner
-        layers: list[nn.Module] = [nn.Dropout(input_dropout)] if input_dropout > 0 else []
-        n_in = encoding.OBSERVATION_SIZE
-        for h in hidden:
-            layers += [nn.Linear(n_in, h), getattr(nn, activation)()]
-            if dropout > 0:
-                layers.append(nn.Dropout(dropout))
-            n_in = h
-        self.trunk = nn.Sequential(*layers)
+        self.trunk, n_in = mlp_trunk(hidden, activation, dropout, input_dropout)
         self.win = nn.Linear(n_in, ROWS)
         self.margin: nn.Linear | None = nn.Linear(n_in, ROWS) if margin else None
         self.activation = activation
