@@ -17,7 +17,10 @@ Both play a :class:`~concordia_env.agents.value_net.ValueNet` with numpy only (n
   finished and truncated games are scored as the rules score them, and a lead counts
   ``1 + end_stake`` times more once the end is fixed, exactly as in MCTS.
 * :class:`NetAgent` (spec ``net``) plays the legal action whose afterstate has the highest
-  policy logit: one batch through the network per decision, no search.
+  policy logit: one batch through the network per decision, no search. Its policy stops
+  buying cards and building houses late in a game, so a game it would stall hands its moves
+  to the heuristic (:mod:`concordia_env.agents.stall`); a game shorter than ``stall_after``
+  card plays per player is the network's alone.
 
 Without ``net=PATH`` both play the network released with the package for the game's map,
 ``concordia_env/agents/policies/az_{map}.npz`` and ``.json`` (loaded once per process, chosen
@@ -56,6 +59,7 @@ from .mcts import (
     resample_deck,
 )
 from .policy import observed_map
+from .stall import STALL_AFTER, STALL_ROUNDS, StallGuard
 from .tree import NEEDS_PRIOR, Node, backup, deck_samples, descend
 from .value_net import ValueNet
 
@@ -287,20 +291,36 @@ class NetAgent(_NetUser, Agent):
         temperature: 0 plays the best-scored action; ``t > 0`` samples from the softmax of logits / t.
         head: ``"policy"`` scores afterstates by the policy head's logits; ``"win"`` by the win
             head's share for the decider (one-ply greedy on the value, the policy head's ablation).
+        stall_after, stall_rounds: the stall guard (:class:`~concordia_env.agents.stall.StallGuard`):
+            once the game has lasted ``stall_after`` card plays per player and nobody has taken
+            a card or built a house for ``stall_rounds`` rounds, the heuristic moves until
+            somebody does. ``stall_rounds=0`` plays the network alone however long the game.
+            The released networks never end a game against themselves without it.
+
+    ``guarded`` counts the decisions of the current game handed to the heuristic.
     """
 
     name = "net"
 
     def __init__(self, seed: int = 0, net: ValueNet | str | os.PathLike | None = None,
-                 temperature: float = 0.0, head: str = "policy") -> None:
+                 temperature: float = 0.0, head: str = "policy", stall_after: int = STALL_AFTER,
+                 stall_rounds: int = STALL_ROUNDS) -> None:
         if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not temperature >= 0:
             raise ValueError(f"temperature must be a number >= 0, got {temperature!r}")
         if head not in NET_HEADS:
             raise ValueError(f"head must be one of {', '.join(NET_HEADS)}, got {head!r}")
         self.temperature = float(temperature)
         self.head = head
+        self._guard = StallGuard(stall_after, stall_rounds)
+        self._stand_in = HeuristicAgent(seed)
         self._set_net(net)
         self.reset(seed)
+
+    def reset(self, seed: int | None = None) -> None:
+        super().reset(seed)
+        self._guard.reset()
+        self._stand_in.reset(seed)
+        self.guarded = 0
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, state: GameState | None = None) -> int:
         legal = check_mask(action_mask)
@@ -308,6 +328,9 @@ class NetAgent(_NetUser, Agent):
             return int(legal[0])
         mask = np.asarray(action_mask, dtype=np.int8)
         position = HeuristicAgent.position(observation, mask, state)
+        if self._guard.stalled(position.s):
+            self.guarded += 1
+            return self._stand_in.act(observation, mask, position)
         map_name = position.game.name
         assert map_name == observed_map(observation), "the observation's map one-hot names the game's map"
         rows = self.encoder_for(map_name).rows(position.s, position.game.tables, mask, position.current_player)
