@@ -49,8 +49,9 @@ AGENT_SPECS_HELP = """\
 agent specs: random | heuristic | mcts[:iterations=N][:ms=M] | ppo (the released
 policies: numpy weights, no torch needed) | az[:simulations=N][:leaf_mix=W]
 [:prior_mix=W] (search with the released network's values) | net[:head=win]
-(that network alone; az and net take
-:net=STEM for another network file pair) | policy:path=FILE, where FILE is a
+[:stall_rounds=R] (that network alone; the heuristic moves for it in a long game
+stalled R rounds, 0: never; az and net take :net=STEM for another network file
+pair) | policy:path=FILE, where FILE is a
 numpy policy pair (.npz + .json, e.g. from export_policy) or a stable-baselines3
 .zip (needs the train extra). A .zip is loaded with pickle and can run code from
 the file: use only .zip files you trust."""
