@@ -13,6 +13,7 @@ import io
 import json
 import math
 import re
+import statistics
 from pathlib import Path
 
 import pytest
@@ -110,6 +111,21 @@ def test_strength_figures_match_the_committed_tournament_results():
                    f"--games {res['games']} --seed {res['seed']} --workers 2 --out agents/results/{path.name}")
         assert command in text, command
         assert res["truncated"] == 0
+
+
+def test_self_play_table_matches_the_committed_results():
+    """Games end: every agent against copies of itself, none truncated, as the files say."""
+    text = read(DOCS / "agents.md")
+    files = sorted((ROOT / "agents" / "results" / "self_play").glob("*.json"))
+    assert len(files) == 12
+    for path in files:
+        res = json.loads(read(path))
+        assert len(set(res["lineup"])) == 1 and res["truncated"] == 0
+        turns = sorted(g["turns"] for g in res["per_game"])
+        setting = f"{res['map'].capitalize()}, {res['players']}"
+        median = int(statistics.median(turns))
+        row = f"| {setting} | `{res['lineup'][0]}` | {len(turns)} | 0 | {median} | {turns[-1]} |"
+        assert row in text, row
 
 
 @pytest.mark.parametrize("map_name", MAP_NAMES)
