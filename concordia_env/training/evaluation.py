@@ -73,7 +73,7 @@ TIMING_KEYS = ("ms_per_decision", "act_seconds")
 # agents (networks) are built once per worker; the i-th seat a spec fills in a game gets its i-th instance.
 
 
-class _TimedAgent(Agent):
+class TimedAgent(Agent):
     """Wraps an agent for one game to add up the time spent in its ``act``."""
 
     def __init__(self, inner: Agent) -> None:
@@ -147,7 +147,7 @@ def schedule(lineup: Sequence[str], deals: int, seed: int) -> list[tuple[int, in
 def _play(task: tuple[str, int, int, tuple[str, ...], bool, int]) -> dict[str, Any]:
     """Play one game (runs in a worker process): its result plus the decisions and ``act`` time per seat."""
     map_name, n, game_seed, specs, intermediate, max_turns = task
-    timed = [_TimedAgent(a) for a in seat_agents(specs)]
+    timed = [TimedAgent(a) for a in seat_agents(specs)]
     record = play_game(map_name, n, game_seed, timed, intermediate_scoring=intermediate, max_turns=max_turns)
     return {**record["result"], "decisions": [t.decisions for t in timed], "act_seconds": [t.seconds for t in timed]}
 

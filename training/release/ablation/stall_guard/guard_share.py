@@ -18,25 +18,10 @@ import numpy as np
 
 from concordia_env.agents import make_agent
 from concordia_env.agents.az import NetAgent
-from concordia_env.agents.base import Agent
 from concordia_env.arena.records import play_game
 from concordia_env.arena.tournament import seat_specs
-from concordia_env.state import GameState
 from concordia_env.threads import one_blas_thread
-
-
-class _Counted(Agent):
-    """``inner``, counting its decisions."""
-
-    def __init__(self, inner: Agent) -> None:
-        self.inner, self.calls = inner, 0
-
-    def reset(self, seed: int | None = None) -> None:
-        self.inner.reset(seed)
-
-    def act(self, observation: np.ndarray, action_mask: np.ndarray, state: GameState | None = None) -> int:
-        self.calls += 1
-        return self.inner.act(observation, action_mask, state)
+from concordia_env.training.evaluation import TimedAgent
 
 
 def guard_share(map_name: str, lineup: list[str], deals: int, seed: int = 0) -> dict[str, Any]:
@@ -47,7 +32,7 @@ def guard_share(map_name: str, lineup: list[str], deals: int, seed: int = 0) -> 
     with one_blas_thread():
         for k in range(deals):
             for r in range(len(lineup)):
-                seats = [_Counted(make_agent(s)) for s in seat_specs(lineup, r)]
+                seats = [TimedAgent(make_agent(s)) for s in seat_specs(lineup, r)]
                 result = play_game(map_name, len(lineup), seed + k, seats)["result"]
                 nets = [a for a in seats if isinstance(a.inner, NetAgent)]
                 guarded = sum(a.inner.guarded for a in nets)  # type: ignore[attr-defined]
@@ -56,7 +41,7 @@ def guard_share(map_name: str, lineup: list[str], deals: int, seed: int = 0) -> 
                 winner = result["winner"]
                 out["net_won"] += winner is not None and isinstance(seats[winner].inner, NetAgent)
                 out["guarded_games"] += guarded > 0
-                out["net_decisions"] += sum(a.calls for a in nets)
+                out["net_decisions"] += sum(a.decisions for a in nets)
                 out["guarded_decisions"] += guarded
                 turns.append(result["turns"])
     out["guarded_share"] = round(out["guarded_decisions"] / max(out["net_decisions"], 1), 4)
