@@ -4,9 +4,10 @@ A game of Concordia ends only when a player takes the last card of the display o
 his last house (rules.md, "Game end"); nothing else ends it. A policy that stops buying cards
 and building houses therefore plays on until the card-play cap truncates the game. The
 released ``net`` does: against itself it reached the 2,000-card-play cap in 40 of 40
-2-player Italia games (each time with four cards left to take and 5,000 sestertii unspent),
-and against ``ppo`` in 19 of 200 strength-table games. Issue 13 asks that no pair of the
-package's agents produce a truncated game.
+2-player Italia games, and against ``ppo`` in 21 of the strength table's 200 (in one of them
+it played no Senator and no Consul after card play 73, holding both, and ended with 5,000
+sestertii and 3 of its 15 houses built). Issue 13 asks that no pair of the package's agents
+produce a truncated game.
 
 The guard watches one number, :func:`progress_left`: the cards still to take (display and
 deck) plus the houses still to build, over all players. Nothing in the rules raises it,
