@@ -330,7 +330,7 @@ class NetAgent(_NetUser, Agent):
         position = HeuristicAgent.position(observation, mask, state)
         if self._guard.stalled(position.s):
             self.guarded += 1
-            return self._stand_in.act(observation, mask, position)
+            return self._stand_in.act_in(position, mask)  # the position is checked already
         map_name = position.game.name
         assert map_name == observed_map(observation), "the observation's map one-hot names the game's map"
         rows = self.encoder_for(map_name).rows(position.s, position.game.tables, mask, position.current_player)

@@ -253,7 +253,10 @@ class HeuristicAgent(Agent):
         if legal.size == 1:
             return int(legal[0])
         mask = np.asarray(action_mask, dtype=np.int8)
-        position = self.position(observation, mask, state)
+        return self.act_in(self.position(observation, mask, state), mask)
+
+    def act_in(self, position: GameState, mask: np.ndarray) -> int:
+        """The action in ``position`` already checked against ``mask`` (int8) by :meth:`position`."""
         # tiny noise below any real value difference: breaks exact ties by the seed
         noise = self.rng.random(E.NUM_ACTIONS) * 1e-9
         return int(choose(position.s, position.game.tables, mask, noise))
