@@ -1,7 +1,8 @@
 """The flat action space: one table of id ranges, and readable names for every id.
 
 One integer action space serves both maps and every player count (ids of
-routes, cities or provinces a map does not have are simply never legal).
+routes, cities or provinces a map does not have are never legal, and
+:func:`describe` names them as such, e.g. "(no such city on Italia)").
 A turn is a sequence of atomic decisions: play a card, then that card's
 decisions, then 'done' where the rules allow stopping.
 

@@ -25,8 +25,10 @@ names the two parts.
 
 Rules-silent choice: a game that reaches ``max_turns`` card plays is truncated
 (all seats, reward 0) so an agent that never buys cards or builds cannot stall
-training forever; random play ends well before the default (its longest games
-on record are about 1,100 card plays).
+training forever. The default cap is :data:`DEFAULT_MAX_TURNS` (2,000) card plays.
+Uniformly random play usually ends far sooner, but its game lengths spread widely:
+random games of more than 1,700 card plays have been seen, so a rare one may reach
+the cap.
 """
 
 from __future__ import annotations

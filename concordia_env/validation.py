@@ -37,7 +37,7 @@ from .jit import kernel
 if TYPE_CHECKING:
     from .state import GameState
 
-__all__ = ["check_invariants", "state_from_document", "state_violations"]
+__all__ = ["check_invariants", "short_number", "state_from_document", "state_violations"]
 
 _FIELD_NAMES = tuple(name for name, _ in E.STATE_FIELDS)
 _FI = {name: i for i, name in enumerate(_FIELD_NAMES)}
@@ -90,14 +90,43 @@ _TOP_KEYS = ("format", "version", "map")
 _MAX_LISTED = 10  # unknown or missing field names listed in one message
 
 
+#: integers with more digits than this are shortened in messages (:func:`short_number`)
+SHORT_DIGITS = 30
+_LEAD_DIGITS = 12  # the leading digits a shortened integer keeps
+_EXACT_BITS = 1_000_000  # up to about 300,000 digits the digit count is exact; past that, estimated
+_LOG10_2 = 0.30102999566398120
+
+
+def short_number(value: int, max_digits: int = SHORT_DIGITS) -> str:
+    """``value`` as text for an error message: in full up to ``max_digits`` digits, else its first
+    digits and its digit count, e.g. ``123456789012… (4301 digits)``.
+
+    ``str`` of a huge integer is both long and slow, and past 4300 digits Python refuses it
+    (``ValueError``), so the digits are found without it: the count from the bit length, checked
+    against a power of ten, and the leading digits by one division with a one-word quotient."""
+    value = int(value)
+    n = abs(value)
+    if n < 10**max_digits:
+        return str(value)
+    sign = "-" if value < 0 else ""
+    bits = n.bit_length()
+    if bits > _EXACT_BITS:  # even the power of ten would cost seconds: the count from the bits alone
+        return f"{sign}a {bits}-bit integer (about {int(bits * _LOG10_2) + 1} digits)"
+    digits = int((bits - 1) * _LOG10_2) + 1  # the count for the smallest number of that bit length
+    while n >= 10**digits:
+        digits += 1
+    lead = n // 10**(digits - _LEAD_DIGITS)
+    return f"{sign}{lead}… ({digits} digits)"
+
+
 def _short(value: Any) -> str:
     """A short description of a (hostile) JSON value for a message, at a cost independent of
     its size: containers by length (repr of a deeply nested one overflows the recursion limit),
-    huge ints by bit length (str of one over 4300 digits raises), other values cut to 40."""
+    ints of many digits by :func:`short_number`, other values cut to 40 characters."""
     if isinstance(value, (list, dict)):
         return f"of length {len(value)}"
-    if type(value) is int and not -2**63 <= value < 2**63:
-        return f"of {value.bit_length()} bits"
+    if type(value) is int:
+        return short_number(value)
     if isinstance(value, str):
         return repr(value[:40])
     return repr(value)[:40]

@@ -3,8 +3,11 @@ id, and IllegalActionError for anything not legal."""
 
 from __future__ import annotations
 
+import os
 import random
 import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -154,3 +157,48 @@ def test_nothing_is_legal_after_the_end(phase_states):
     for st in over:
         assert st.legal_actions() == [] and st.current_player == -1
         _assert_rejected(st, E.A_DONE, "the game is over")
+
+
+def test_names_of_actions_the_map_lacks_say_so():
+    """One action space serves both maps: ids for routes, cities or provinces a map lacks are
+    named as absent there, not after whatever the padding of the tables holds."""
+    italia, imperium = new_game("italia", 2, seed=0), new_game("imperium", 4, seed=0)
+    assert italia.action_to_string(259) == "Architectus: move sea colonist 3 to sea route 70 (no such route on Italia)"
+    assert italia.action_to_string(298) == "Architectus: build in city 30 (no such city on Italia)"
+    assert italia.action_to_string(E.A_PRODUCE + 11) == "Praefectus: produce in province 11 (no such province on Italia)"
+    assert italia.action_to_string(E.A_PLACE + 30) == "Colonus: new land colonist in city 30 (no such city on Italia)"
+    assert italia.action_to_string(E.A_PLACE + E.NC + 30) == "Colonus: new sea colonist in city 30 (no such city on Italia)"
+    assert italia.action_to_string(E.A_BUILD) == "Architectus: build in Roma (never legal: Roma takes no houses)"
+    assert imperium.action_to_string(259) == "Architectus: move sea colonist 3 storehouse→(Dyrrhachium–Syracusae), cost -"
+    assert imperium.action_to_string(298) == "Architectus: build in Memphis (brick), cost 1 sestertii + food"
+    assert "no such" not in imperium.action_to_string(E.A_PRODUCE + 11)
+    for st in (italia, imperium):  # exactly the ids of absent things are so named
+        m = st.game.map
+        absent_routes = [r for r in range(E.NR) if (r < E.NL and r >= len(m.land_routes))
+                         or (r >= E.NL and r - E.NL >= len(m.sea_routes))]
+        named = {a for a in range(E.NUM_ACTIONS) if "(no such" in st.action_to_string(a)}
+        moves = {E.move_action(slot, r) for r in absent_routes for slot in (range(3) if r < E.NL else range(3, 6))}
+        cities = {base + c for c in range(m.num_cities, E.NC) for base in (E.A_BUILD, E.A_PLACE, E.A_PLACE + E.NC)}
+        provinces = {E.A_PRODUCE + q for q in range(len(m.province_names), E.NPV)}
+        assert named == moves | cities | provinces
+
+
+def test_legal_actions_are_counted_exactly_without_the_compiler():
+    """More than 127 legal actions (an Architectus with six colonists out): the count must not
+    wrap in the pure-Python engine (NUMBA_DISABLE_JIT=1), which users debug with."""
+    script = """
+import numpy as np
+from concordia_env import engine as E, new_game, scenario as sc
+st = new_game("imperium", 4, seed=0)
+sc.set_turn(st, 0)
+sc.set_colonists(st, 0, land=["Roma", "Byzantium", "Alexandria"], sea=["Roma", "Carthago", "Massilia"])
+sc.act(st, "play", "Architectus")
+mask = np.zeros(E.NUM_ACTIONS, np.int8)
+s = st.s.copy()
+print(int(E.legal_mask(s, st.game.tables, mask)), int(mask.sum()), int(E.random_playout(s, st.game.tables, mask, 1, 20)))
+"""
+    env = dict(os.environ, NUMBA_DISABLE_JIT="1")
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    count, total, steps = map(int, out.stdout.split())
+    assert count == total > 127 and steps == 20

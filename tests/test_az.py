@@ -270,3 +270,94 @@ print("ok")
     for map_name in ("imperium", "italia"):
         net = ValueNet.load(released_net_path(map_name))
         assert net.has_policy and net.map_name == map_name
+
+
+# ------------------------------------------------------------ broken weights never play, never spin
+def _saved_net(tmp_path: Path, name: str = "n", **changes: object) -> Path:
+    """A small net saved as ``tmp_path/name``, its arrays then changed (``key=(index, value)``) with the
+    header's hash kept matching, so loading reaches the value checks."""
+    import hashlib
+
+    from concordia_env.files import npz_bytes
+
+    stem = tmp_path / name
+    random_net().save(stem)
+    with np.load(stem.with_suffix(".npz")) as z:
+        arrays = {k: z[k] for k in z.files}
+    for key, (index, value) in changes.items():
+        arrays[key.replace("__", ".")][index] = value
+    data = npz_bytes(arrays)
+    stem.with_suffix(".npz").write_bytes(data)
+    header = json.loads(stem.with_suffix(".json").read_text())
+    header["npz_sha256"] = hashlib.sha256(data).hexdigest()
+    stem.with_suffix(".json").write_text(json.dumps(header))
+    return stem
+
+
+def _bounded_index() -> int:
+    return int(np.flatnonzero(~random_net().unbounded)[0])
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"observation__scale": ((0,), np.nan)}, "observation.scale has non-finite values"),
+    ({"observation__scale": ((5,), np.inf)}, "observation.scale has non-finite values"),
+    ({"observation__scale": ((_bounded_index(),), 0.0)}, "observation.scale is zero or negative"),
+    ({"trunk__0__weight": ((3, 7), 1e30)}, "trunk layer 0 weight has a value of magnitude 1e\\+30"),
+    ({"win__bias": ((1,), -3e5)}, "head 'win' bias has a value of magnitude 3e\\+05"),
+])
+def test_broken_value_net_files_are_refused_at_load(tmp_path: Path, change: dict, message: str) -> None:
+    stem = _saved_net(tmp_path, **change)
+    with pytest.raises(ValueError, match=message) as info:
+        ValueNet.load(stem)
+    assert str(stem.with_suffix(".npz")) in str(info.value) and "\n" not in str(info.value)
+    with pytest.raises(ValueError, match=message):
+        make_agent(f"az:net={stem}")
+
+
+def test_a_value_net_header_nested_deep_is_one_line(tmp_path: Path) -> None:
+    stem = _saved_net(tmp_path)
+    stem.with_suffix(".json").write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(ValueError, match=r"n\.json: corrupt JSON header \(lists and objects nest 100000 deep") as info:
+        ValueNet.load(stem)
+    assert "\n" not in str(info.value)
+
+
+def test_a_net_for_another_map_or_player_count_is_refused_naming_the_file(tmp_path: Path) -> None:
+    random_net(map_name="imperium").save(tmp_path / "imp")
+    italia = advanced(moves=6)
+    for agent in (make_agent(f"az:net={tmp_path / 'imp'}:simulations=4"), make_agent(f"net:net={tmp_path / 'imp'}")):
+        with pytest.raises(ValueError, match=rf"{tmp_path / 'imp.npz'}: trained for the imperium map, but this "
+                                             rf"game is on italia"):
+            agent.act(encoding.observation(italia, italia.current_player), italia.legal_action_mask(), italia)
+    net = random_net()
+    ValueNet(net.trunk, net.heads, "ReLU", net.scale, net.unbounded, map_name="italia", players=[3, 4]).save(tmp_path / "p34")
+    assert json.loads((tmp_path / "p34.json").read_text())["players"] == [3, 4]
+    with pytest.raises(ValueError, match=r"p34\.npz: trained for 3, 4 players, but this game has 2"):
+        AZAgent(net=tmp_path / "p34", simulations=4).search(italia)
+    assert AZAgent(net=tmp_path / "p34", simulations=4).search(advanced(players=3, moves=6)).visits.sum() == 4
+
+
+@pytest.mark.parametrize("prior_mix", [1.0, 0.0])
+def test_a_search_on_non_finite_values_stops_with_an_error(prior_mix: float) -> None:
+    """A net whose outputs turn NaN after loading (here its scale, changed in memory) must not send the
+    search into an endless loop: NaN compares false, so no action would ever be chosen."""
+    net = random_net()
+    net.scale[:] = np.nan
+    st = advanced(moves=10)
+    with pytest.raises(ValueError, match="the network gave non-finite"):
+        AZAgent(net=net, simulations=8, prior_mix=prior_mix).search(st)
+    with pytest.raises(ValueError, match="the network gave non-finite"):
+        NetAgent(net=net).act(encoding.observation(st, st.current_player), st.legal_action_mask(), st)
+
+
+def test_the_tree_walk_stops_where_no_action_can_be_chosen() -> None:
+    from concordia_env import engine as E
+    from concordia_env.agents.tree import NO_CHOICE, SearchTree, descend
+
+    st = advanced(moves=10)
+    tree = SearchTree(4)
+    tree.add(st.current_player).prior = np.full(E.NUM_ACTIONS, np.nan)
+    s, mask = st.s.copy(), st.legal_action_mask().astype(np.int8)
+    tree.path[0] = 0
+    a, depth = descend(tree.arrays, s, st.game.tables, mask, tree.path, 1, 1.5)
+    assert (a, depth) == (NO_CHOICE, 1) and np.array_equal(s, st.s), "nothing applied"

@@ -12,6 +12,7 @@ from concordia_env import engine as E
 from concordia_env import new_game
 from concordia_env import scenario as sc
 from concordia_env.data import GOODS
+from concordia_env.state import IllegalActionError
 
 P = 0
 NOTHING = dict(brick=0, food=0, tools=0, wine=0, cloth=0)
@@ -299,6 +300,44 @@ def test_praefectus_cash_is_legal_for_zero(st):
     assert coins(st) == before and st.active_player == 1
 
 
+def test_praefectus_bonus_and_production_arrive_together(st):
+    """Ruling: the bonus good and the houses' goods arrive at once (German example: "Gleichzeitig"),
+    so with one free slot the player picks among all of them, the bonus not first."""
+    sc.set_city_good(st, "Tomis", "food")
+    sc.set_marker(st, "Dacia", True, good="cloth")
+    sc.add_house(st, P, "Tomis")
+    sc.set_goods(st, P, brick=7)  # + 4 stored colonists: 1 slot free for 1 cloth (bonus) + 1 food
+    keep_food = st.clone()
+    for state, kept, lost in ((st, "cloth", "food"), (keep_food, "food", "cloth")):
+        sc.act(state, "play", "Praefectus")
+        sc.act(state, "produce", "Dacia")
+        assert state.phase == E.PH_KEEP and state.current_player == P
+        assert legal_in_range(state, E.A_KEEP, E.NUM_ACTIONS) == [GOODS.index("food"), GOODS.index("cloth")]
+        sc.act(state, "keep", kept)
+        assert sc.goods_of(state, P)[kept] == 1 and sc.goods_of(state, P)[lost] == 0 and state.active_player == 1
+
+
+def test_only_the_praefectus_must_act(st):
+    """Ruling: "darf entweder a) oder b)" (Praefectus, Colonus) is a choice between the two options;
+    the Colonus's option a) places any number of colonists, none included, so it may end at once,
+    while neither Praefectus option has an empty form. The Diplomat's "darf ... ausführen" has no
+    alternative: it may copy nothing."""
+    sc.set_goods(st, P, food=2, tools=2)
+    sc.set_hand(st, P, ["Praefectus", "Colonus", "Diplomat (Jupiter)"])
+    sc.set_discard(st, 1, ["Mercator (3)"])
+    praefectus = st.clone()
+    sc.act(praefectus, "play", "Praefectus")
+    assert E.A_DONE not in praefectus.legal_actions()
+    assert set(praefectus.legal_actions()) == {E.A_CASH} | set(range(E.A_PRODUCE, E.A_PRODUCE + 12))
+    for card in ("Colonus", "Diplomat (Jupiter)"):
+        state = st.clone()
+        before = {f: state.field(f).copy() for f in ("coins", "goods", "colonist")}
+        sc.act(state, "play", card)
+        assert E.A_DONE in state.legal_actions() and len(state.legal_actions()) > 1
+        sc.act(state, "done")
+        assert state.active_player == 1 and all((state.field(f) == v).all() for f, v in before.items())
+
+
 # ================================================================ Mercator
 @pytest.mark.parametrize("card, gain", [("Mercator (3)", 3), ("Mercator (5)", 5)])
 def test_mercator_income(st, card, gain):
@@ -357,6 +396,22 @@ def test_colonus_sea_colonist_needs_a_sea_route():
     sc.set_hand(st, P, ["Colonus"])
     sc.act(st, "play", "Colonus")
     assert sc.is_legal(st, "place", "sea", "Aleria") and not sc.is_legal(st, "place", "land", "Aleria")
+
+
+@pytest.mark.parametrize("map_name", ["imperium", "italia"])
+def test_colonus_route_kind_rule_loses_no_outcome(map_name):
+    """Ruling: a colonist goes only to a city touching its kind of route (Polish and Japanese texts;
+    the German calls the other choice merely pointless). Roma, always open to every player, touches
+    both kinds of route, so any colonist may go there instead: the rule only removes placements of a
+    colonist that could never move, which are no better than Roma."""
+    st = new_game(map_name, 3, seed=0)
+    T = st.game.tables
+    assert T[E.T_CITY_LAND + 0] and T[E.T_CITY_SEA + 0]
+    sc.set_turn(st, P)
+    sc.set_goods(st, P, food=1, tools=1)
+    sc.set_hand(st, P, ["Colonus"])
+    sc.act(st, "play", "Colonus")
+    assert sc.is_legal(st, "place", "land", "Roma") and sc.is_legal(st, "place", "sea", "Roma")
 
 
 def test_colonus_places_several_while_goods_and_colonists_last(st):
@@ -460,16 +515,38 @@ def test_diplomat_may_decline_to_copy_but_a_copied_praefectus_must_act(st):
     assert st.phase == E.PH_PRAEFECTUS and E.A_DONE not in st.legal_actions()
 
 
-def test_diplomat_copying_tribunus_takes_back_own_cards(st):
-    sc.set_discard(st, P, ["Architectus", "Praefectus", "Senator"])
-    sc.set_hand(st, P, ["Diplomat (Jupiter)"])
-    sc.set_discard(st, 1, ["Tribunus"])
-    before = coins(st)
+def test_diplomat_never_copies_a_tribunus(st):
+    """German rules: actions of players who took their cards back with the Tribunus cannot be
+    copied (so the Polish and Japanese texts). In play the Tribunus goes back to hand with the pile;
+    a pile set up by hand to show one offers nothing either."""
+    sc.set_discard(st, 1, ["Tribunus"])  # only a hand-built position shows it
+    sc.set_discard(st, 2, ["Architectus", "Tribunus"])
+    sc.set_discard(st, 3, ["Senator"])
     sc.act(st, "play", "Diplomat (Jupiter)")
-    sc.act(st, "copy", "Tribunus")
-    assert coins(st) == before + 1  # 4 cards back, the Diplomat included
-    assert int(st.field("hand")[P].sum()) == 4 and int(st.field("top")[P]) == -1
-    assert st.field("discard")[1].sum() == 1
+    assert set(st.legal_actions()) == {E.A_DONE, sc.action_id(st, "copy", "Senator")}
+    assert not sc.is_legal(st, "copy", "Tribunus")
+    assert st.action_to_string(sc.action_id(st, "copy", "Tribunus")) == \
+        "Diplomat: copy Tribunus (never legal: a Tribunus cannot be copied)"
+    with pytest.raises(IllegalActionError, match="Diplomat: copy Tribunus"):
+        sc.act(st, "copy", "Tribunus")
+
+
+def test_diplomat_after_a_real_tribunus_finds_that_pile_empty(st):
+    sc.set_discard(st, 1, ["Architectus", "Praefectus", "Senator"])
+    sc.set_discard(st, 2, [])
+    sc.set_discard(st, 3, [])
+    sc.set_turn(st, 1)
+    before = coins(st, 1)
+    sc.act(st, "play", "Tribunus")  # 4 cards back: 1 sestertius
+    assert coins(st, 1) == before + 1 and int(st.field("top")[1]) == -1 and st.field("discard")[1].sum() == 0
+    if st.active_player == 1:
+        sc.act(st, "done")
+    pass_turn(st)  # player 2
+    pass_turn(st)  # player 3
+    assert st.active_player == P
+    sc.act(st, "play", "Diplomat (Jupiter)")
+    # piles: 1 empty (Tribunus), 2 and 3 a Praefectus each
+    assert set(st.legal_actions()) == {E.A_DONE, sc.action_id(st, "copy", "Praefectus")}
 
 
 # ============================================================ Senator, Consul
@@ -725,13 +802,14 @@ def test_concordia_is_taken_only_once(st):
     assert st.active_player == 0 and not st.is_terminal()
 
 
-def test_intermediate_scoring_also_on_a_diplomat_copying_the_tribunus():
-    # Ruling: a copied Tribunus takes the cards back "as if played", so it is the first
-    # Tribunus for intermediate scoring too (German rules: "den Tribun spielt und seine
-    # Karten aufnimmt").
+def test_intermediate_scoring_only_on_a_players_own_tribunus():
+    """A Diplomat cannot copy a Tribunus, so only one's own Tribunus triggers the variant's scoring."""
     st = new_game("imperium", 4, seed=0, intermediate_scoring=True)
     sc.set_turn(st, 1)
-    sc.set_discard(st, 2, ["Tribunus"])
+    sc.set_discard(st, 2, ["Tribunus"])  # a hand-built pile: not copyable
     sc.act(st, "play", "Diplomat (Jupiter)")
-    sc.act(st, "copy", "Tribunus")
+    assert not sc.is_legal(st, "copy", "Tribunus")
+    assert int(st.field("inter_done")[1]) == 0
+    st = new_game("imperium", 4, seed=0, intermediate_scoring=True)
+    _play_tribunus(st, 1)
     assert int(st.field("inter_done")[1]) == 1 and int(st.field("inter_score")[1]) == st.scores()[1]

@@ -149,6 +149,38 @@ def test_constructor_refuses_bad_networks():
     nan[0][0][0, 0] = np.nan
     with pytest.raises(ValueError, match="non-finite"):
         NumpyPolicy(nan, "Tanh", good.scale, good.unbounded)
+    huge = [(good.layers[0][0] * 1e6, good.layers[0][1]), good.layers[1]]
+    with pytest.raises(ValueError, match=r"policy 'tiny': layer 0 weight has a value of magnitude .*above 10000"):
+        NumpyPolicy(huge, "Tanh", good.scale, good.unbounded, name="tiny")
+    for bad_scale in (np.nan, np.inf, 0.0, -1.0):
+        scale = good.scale.copy()
+        scale[_first_bounded()] = bad_scale
+        with pytest.raises(ValueError, match="observation.scale"):
+            NumpyPolicy(good.layers, "Tanh", scale, good.unbounded)
+    with pytest.raises(ValueError, match="players must be a list"):
+        NumpyPolicy(good.layers, "Tanh", good.scale, good.unbounded, players=[0])
+
+
+def test_the_released_weights_are_far_inside_the_bound():
+    """MAX_WEIGHT is far above what training produces: the released pairs load, with room."""
+    for path in sorted((REPO / "concordia_env" / "agents" / "policies").glob("*.npz")):
+        with np.load(path) as npz:
+            top = max(float(np.abs(npz[k]).max()) for k in npz.files if npz[k].dtype.kind == "f")
+        assert top < NP.MAX_WEIGHT / 1000, path
+
+
+def test_header_depth_is_counted_outside_strings():
+    assert NP.json_depth('{"a": [1, {"b": "[[[[{{{"}], "c": "\\"}') == 3
+    assert NP.json_depth("[" * 50 + "]" * 50) == 50 and NP.json_depth("7") == 0
+
+
+def test_players_round_trip_and_are_optional(tmp_path):
+    policy = random_policy()
+    policy.save(tmp_path / "any")
+    assert "players" not in read_header(tmp_path / "any") and NumpyPolicy.load(tmp_path / "any").players is None
+    NumpyPolicy(policy.layers, "Tanh", policy.scale, policy.unbounded, players=[3, 2]).save(tmp_path / "two")
+    assert read_header(tmp_path / "two")["players"] == [2, 3]
+    assert NumpyPolicy.load(tmp_path / "two").players == (2, 3)
 
 
 # ------------------------------------------------------------ every bad file, named
@@ -180,6 +212,22 @@ def _nan_weights(stem: Path) -> None:
     arrays = _arrays(stem)
     arrays["layers.1.weight"][3, 2] = np.inf
     write_npz(stem, npz_bytes(arrays))
+
+
+def _set_array(key: str, index: tuple[int, ...], value: float):
+    def edit(stem: Path) -> None:
+        arrays = _arrays(stem)
+        arrays[key][index] = value
+        write_npz(stem, npz_bytes(arrays))
+    return edit
+
+
+def _first_bounded() -> int:
+    return int(np.flatnonzero(~random_policy().unbounded)[0])
+
+
+def _deep_header(opener: str, closer: str, depth: int = 100_000):
+    return lambda s: s.with_suffix(".json").write_text(opener * depth + "1" + closer * depth)
 
 
 def _pickled_array(stem: Path) -> None:
@@ -235,6 +283,19 @@ BAD_FILES = {
     "npz of another export": (_other_export, ".npz", ValueError, "does not match its header tiny.json"),
     "non-finite weights": (_nan_weights, ".npz", ValueError, r"'layers.1.weight' has non-finite"),
     "pickled object array": (_pickled_array, ".npz", ValueError, r"'layers.1.bias' is object \(402,\)"),
+    "huge finite weight": (_set_array("layers.0.weight", (0, 0), 1e30), ".npz", ValueError,
+                           r"layer 0 weight has a value of magnitude 1e\+30, above 10000"),
+    "NaN scale": (_set_array("observation.scale", (0,), np.nan), ".npz", ValueError,
+                  r"'observation.scale' has non-finite values"),
+    "zero scale": (_set_array("observation.scale", (_first_bounded(),), 0.0), ".npz", ValueError,
+                   rf"observation.scale is zero or negative for 1 bounded feature\(s\), the first at index "
+                   rf"{_first_bounded()}"),
+    "header nested 100k deep": (_deep_header("[", "]"), ".json", ValueError, "nest 100000 deep"),
+    "header object nested deep": (_deep_header('{"a": ', "}", 5000), ".json", ValueError, "nest 5000 deep"),
+    "unknown map": (_edit_header(map="gallia"), ".json", ValueError, "map must be one of"),
+    "bad players": (_edit_header(players=[1, 9]), ".json", ValueError, "players must be a list of player counts"),
+    "players the map forbids": (_edit_header(players=[2, 5]), ".json", ValueError,
+                                r"players \[2, 5\] include counts the italia map does not allow"),
 }
 
 
@@ -247,6 +308,7 @@ def test_every_bad_file_is_refused_naming_the_file(saved, case):
     message = str(info.value)
     assert str(saved.with_suffix(suffix)) in message, message
     assert info.match(pattern), message
+    assert "\n" not in message and len(message) < 600, "one short line"
 
 
 def test_a_corrupt_member_inside_a_valid_zip_is_refused(saved):

@@ -527,3 +527,21 @@ def test_trust_warning_is_in_the_docs():
 
     assert "runs code from the file" in P.__doc__ and "trust" in P.PolicyAgent.__doc__
     assert "runs code from the file" in base.__doc__
+
+
+def test_a_numpy_pair_refuses_a_game_of_another_map_or_player_count(tmp_path):
+    path = numpy_pair(tmp_path, "it", "italia")
+    agent = PolicyAgent(path)
+    state = ce.new_game("imperium", 3, seed=0)
+    obs, mask = encoding.observation(state, state.current_player), state.legal_action_mask()
+    with pytest.raises(ValueError, match=rf"{path}: trained for the italia map, but this game is on imperium"):
+        agent.act(obs, mask, state)
+    rng = np.random.default_rng(0)
+    sizes = (encoding.OBSERVATION_SIZE, 16, ce.NUM_ACTIONS)
+    layers = [(rng.normal(size=(b, a)).astype(np.float32) * 0.1, np.zeros(b, np.float32)) for a, b in zip(sizes, sizes[1:])]
+    two = NumpyPolicy.from_bounds(layers, "Tanh", observation_space("italia").high, map_name="italia",
+                                  players=[2]).save(tmp_path / "two")[0]
+    three = ce.new_game("italia", 3, seed=0)
+    with pytest.raises(ValueError, match=rf"{two}: trained for 2 players, but this game has 3"):
+        PolicyAgent(two).act(encoding.observation(three, three.current_player), three.legal_action_mask(), three)
+    assert play("italia", 2, {0: PolicyAgent(two)}, seed=3) > 0

@@ -58,9 +58,10 @@ from .mcts import (
     priors,
     resample_deck,
 )
+from .numpy_policy import check_trained_for
 from .policy import observed_map
 from .stall import STALL_AFTER, STALL_ROUNDS, StallGuard
-from .tree import NEEDS_PRIOR, Node, backup, deck_samples, descend
+from .tree import NEEDS_PRIOR, NO_CHOICE, Node, backup, deck_samples, descend, no_choice_error
 from .value_net import ValueNet
 
 NUM_ACTIONS = E.NUM_ACTIONS
@@ -100,6 +101,18 @@ def released_net(map_name: str) -> ValueNet:
     return net
 
 
+def finite(net: ValueNet, values: np.ndarray, what: str) -> np.ndarray:
+    """``values`` (the network's output), or ``ValueError`` naming the network if any is NaN or
+    inf: a search must never compare such values (every comparison with NaN fails, and a
+    search that cannot choose would never end). Loading refuses weights that could give them,
+    but a net built in memory, or inputs past the trained range, still may."""
+    if not np.isfinite(values).all():
+        source = net.path if net.path is not None else repr(net)
+        raise ValueError(f"{source}: the network gave non-finite {what} (NaN or inf); its weights or "
+                         f"observation scaling are broken")
+    return values
+
+
 class _NetUser:
     """The network choice shared by the two agents: a given net or file, else the released one."""
 
@@ -112,9 +125,12 @@ class _NetUser:
             raise ValueError(f"net must be a ValueNet or a file path, got {type(net).__name__}")
         self._encoders: dict[str, AfterstateEncoder] = {}
 
-    def net_for(self, map_name: str) -> ValueNet:
-        """The network this agent plays on ``map_name``."""
-        return self._net if self._net is not None else released_net(map_name)
+    def net_for(self, map_name: str, num_players: int | None = None) -> ValueNet:
+        """The network this agent plays on ``map_name`` with ``num_players`` players; ``ValueError``
+        naming its file if it was trained for another map or player count."""
+        net = self._net if self._net is not None else released_net(map_name)
+        check_trained_for(net, map_name, num_players)
+        return net
 
     def encoder_for(self, map_name: str) -> AfterstateEncoder:
         if map_name not in self._encoders:
@@ -194,7 +210,7 @@ class AZAgent(_NetUser, MCTSAgent):
 
     def search(self, state: GameState) -> SearchResult:
         self._map = state.game.name
-        self._active_net = self.net_for(self._map)
+        self._active_net = self.net_for(self._map, state.num_players)
         self._encoder = self.encoder_for(self._map)
         self._map_index = map_id(self._map)
         return super().search(state)
@@ -209,7 +225,7 @@ class AZAgent(_NetUser, MCTSAgent):
         n = int(s[E.O_NPLAYERS])
         row = self._encoder.out[:1]
         encode(s, T, self._map_index, p, row[0])
-        values = self._active_net.values(row)
+        values = finite(self._active_net, self._active_net.values(row), "values")
         # row k of the observation is seat (p + k) % n
         self._leaf[:] = 0.0
         for k in range(n):
@@ -231,7 +247,8 @@ class AZAgent(_NetUser, MCTSAgent):
         prior = np.zeros(NUM_ACTIONS)
         if self.prior_mix < 1:  # prior_mix=1 needs no afterstates: the net's priors weigh nothing
             rows = self._encoder.rows(s, T, mask, node.player)
-            prior[np.flatnonzero(mask)] = softmax_over(afterstate_logits(self._active_net, rows), self.prior_temperature)
+            logits = finite(self._active_net, afterstate_logits(self._active_net, rows), "policy logits")
+            prior[np.flatnonzero(mask)] = softmax_over(logits, self.prior_temperature)
         if self.prior_mix > 0:
             heuristic = np.empty(NUM_ACTIONS)
             priors(s, T, mask, heuristic)
@@ -256,6 +273,8 @@ class AZAgent(_NetUser, MCTSAgent):
             while a == NEEDS_PRIOR:
                 self._ensure_prior(tree.node(int(path[depth - 1])), s, T, mask)
                 a, depth = descend(arrays, s, T, mask, path, depth, self.c_puct)
+            if a == NO_CHOICE:
+                raise no_choice_error(type(self).__name__)
             if a >= 0:  # the walk left the tree by action a: a new leaf
                 leaf = self._new_node(s, T, mask)
                 tree.child[path[depth - 1], a] = leaf.index
@@ -334,11 +353,11 @@ class NetAgent(_NetUser, Agent):
         map_name = position.game.name
         assert map_name == observed_map(observation), "the observation's map one-hot names the game's map"
         rows = self.encoder_for(map_name).rows(position.s, position.game.tables, mask, position.current_player)
-        net = self.net_for(map_name)
+        net = self.net_for(map_name, int(position.s[E.O_NPLAYERS]))
         if self.head == "win":  # greedy on the value head: the decider's win share after each action
-            logits = win_logits(net.values(rows))
+            logits = win_logits(finite(net, net.values(rows), "values"))
         else:
-            logits = afterstate_logits(net, rows)
+            logits = finite(net, afterstate_logits(net, rows), "policy logits")
         if self.temperature > 0:
             return int(legal[self.rng.choice(legal.size, p=softmax_over(logits, self.temperature))])
         # tiny noise below any real difference: breaks exact ties by the seed

@@ -80,7 +80,7 @@ from concordia_env.state import GameState
 from . import heuristic as H
 from . import tree as search_tree
 from .base import Agent, check_mask
-from .tree import TREE_TYPE, Node, SearchTree, backup, descend, new_node, resample
+from .tree import NO_CHOICE, TREE_TYPE, Node, SearchTree, backup, descend, new_node, no_choice_error, resample
 
 NGODS, NUM_ACTIONS, MAXP = E.NGODS, E.NUM_ACTIONS, E.MAXP
 O_NPLAYERS, O_CURRENT, O_PHASE, O_PM, O_TURN, O_CONCORDIA = (E.O_NPLAYERS, E.O_CURRENT, E.O_PHASE, E.O_PM,
@@ -213,13 +213,16 @@ ITERATE_ARGS = (f"{TREE_TYPE}, int64[::1], int32[::1], int8[::1], int32[::1], in
 @kernel(inline="always")
 def _walk(tree, path, root_s, root_mask, T, s, mask, starts, stops, rng, c_puct, max_turns):
     """One iteration up to its leaf: a fresh deck sample of the root into ``s``, the descent, and
-    the new node (with its priors) where the walk leaves the tree. Returns the path's length."""
+    the new node (with its priors) where the walk leaves the tree. Returns the path's length, or
+    -1 where the walk found no action to choose (``NO_CHOICE``: NaN values or priors)."""
     s[:] = root_s
     mask[:] = root_mask
     resample(s[O_DECK:O_DECK + NCARD], s[O_DECK_POS], starts, stops, rng)
     path[0] = 0
     # every searchable node has priors here; typed constants: a literal would compile another copy
     a, depth = descend(tree, s, T, mask, path, np.int64(1), c_puct)
+    if a == NO_CHOICE:
+        return np.int64(-1)
     if a >= 0:
         _, _, _, prior, has_prior, child, _ = tree
         player = np.int64(-1) if is_over(s, max_turns) else np.int64(s[O_CURRENT])
@@ -236,26 +239,33 @@ def _walk(tree, path, root_s, root_mask, T, s, mask, starts, stops, rng, c_puct,
 @kernel(ITERATE_ARGS)
 def _iterate_heuristic(tree, path, root_s, root_mask, T, s, mask, result, starts, stops, rng, count, c_puct,
                        temperature, max_turns, end_stake):
-    """``count`` iterations valued by :func:`leaf_value` at the new node, all compiled."""
-    for _ in range(count):
+    """``count`` iterations valued by :func:`leaf_value` at the new node, all compiled; returns how
+    many ran (fewer when a walk found no action to choose)."""
+    for k in range(count):
         depth = _walk(tree, path, root_s, root_mask, T, s, mask, starts, stops, rng, c_puct, max_turns)
+        if depth < 0:
+            return k
         leaf_value(s, T, temperature, max_turns, end_stake, result)
         backup(tree, path, depth, result)
+    return count
 
 
 @kernel(ITERATE_ARGS, group="rollout")
 def _iterate_random(tree, path, root_s, root_mask, T, s, mask, result, starts, stops, rng, count, c_puct,
                     temperature, max_turns, end_stake):
     """``count`` iterations valued by a random playout from the new node (:func:`random_result`,
-    seeded from ``rng``), all compiled."""
+    seeded from ``rng``), all compiled; returns how many ran, as :func:`_iterate_heuristic`."""
     players = tree[0]
-    for _ in range(count):
+    for k in range(count):
         depth = _walk(tree, path, root_s, root_mask, T, s, mask, starts, stops, rng, c_puct, max_turns)
+        if depth < 0:
+            return k
         if players[path[depth - 1]] >= 0:
             random_result(s, T, mask, rng.integers(0, 2**31), max_turns, end_stake, result)
         else:
             leaf_value(s, T, temperature, max_turns, end_stake, result)
         backup(tree, path, depth, result)
+    return count
 
 
 @kernel()
@@ -431,9 +441,11 @@ class MCTSAgent(Agent):
         """Run ``count`` iterations from ``root`` on the tree (room for ``count`` more nodes is made
         before): compiled from the deck sample to the backup."""
         iterate = _iterate_random if self.rollout == "random" else _iterate_heuristic
-        iterate(self._tree.arrays, self._tree.path, root.s, root.mask, root.T, self._s, self._mask, self._result,
-                root.starts, root.stops, self.rng, count, self.c_puct, self.temperature, self.max_turns,
-                self.end_stake)
+        ran = iterate(self._tree.arrays, self._tree.path, root.s, root.mask, root.T, self._s, self._mask,
+                      self._result, root.starts, root.stops, self.rng, count, self.c_puct, self.temperature,
+                      self.max_turns, self.end_stake)
+        if ran < count:
+            raise no_choice_error(type(self).__name__)
 
     def _add_root_noise(self, root: Node, mask: np.ndarray) -> None:
         """Mix Dirichlet noise into the root's priors over its legal actions (self-play exploration)."""

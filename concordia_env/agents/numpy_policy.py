@@ -32,11 +32,15 @@ observation size to the number of actions, ``activation``, ``output``),
 ``observation`` (``size``, the ``scaling`` rule, how many features are unbounded),
 ``num_actions``, ``dtype``, ``npz_sha256`` (the ``.npz`` it was written with: a pair
 from two different exports is refused), ``map`` (the board the policy was trained on,
-or null) and free-form ``metadata`` (where the weights came from). :meth:`NumpyPolicy.load`
-checks all of it against the arrays and against this package (observation size
+or null), optionally ``players`` (the player counts it was trained for) and free-form
+``metadata`` (where the weights came from). :meth:`NumpyPolicy.load` checks all of it
+against the arrays and against this package (observation size
 ``concordia_env.encoding.OBSERVATION_SIZE``, ``concordia_env.engine.NUM_ACTIONS``
-actions) and raises ``FileNotFoundError`` / ``ValueError`` naming the file and the
-problem. :meth:`NumpyPolicy.save` writes each file to a temporary file in the same
+actions), bounds the header's nesting (:data:`MAX_HEADER_DEPTH`), requires every array
+finite and of sane magnitude (:data:`MAX_WEIGHT`) and the observation scale positive for
+bounded features, and raises ``FileNotFoundError`` / ``ValueError`` naming the file and the
+problem. A policy trained for another map or player count than the game's is refused when
+it is asked to play (:func:`check_trained_for`). :meth:`NumpyPolicy.save` writes each file to a temporary file in the same
 directory, then renames it over the target, so a reader never sees half a file.
 """
 
@@ -46,14 +50,16 @@ import hashlib
 import io
 import json
 import os
+import re
 import zipfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from concordia_env import encoding
+from concordia_env.data import MAP_NAMES, load_map
 from concordia_env.engine import NUM_ACTIONS
 from concordia_env.files import npz_bytes, write_bytes_atomic
 
@@ -67,6 +73,13 @@ FORMAT_VERSION = 1
 STORAGE_DTYPES = ("float32", "float16")
 #: the scaling rule, in words, as the header states it
 SCALING_RULE = "x * scale where the feature is bounded, log1p(max(x, 0)) where unbounded"
+#: the largest magnitude a weight, bias or scale may have. Trained networks stay far below it (the
+#: released ones below 2); a larger value is a damaged or hostile file whose activations would
+#: overflow to inf and NaN in play.
+MAX_WEIGHT = 1e4
+#: the deepest nesting of lists and objects a JSON header may have (the real ones nest 3 deep):
+#: deeper input would exhaust the parser's recursion long before it is read
+MAX_HEADER_DEPTH = 32
 
 #: activation name (torch's class name) -> numpy function
 ACTIVATIONS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
@@ -127,6 +140,58 @@ def _check_layers(layers: Layers, activation: str, where: str) -> None:
                          f"(concordia_env.engine.NUM_ACTIONS), the last layer gives {n_in}")
 
 
+def check_weights(named: Iterable[tuple[str, np.ndarray]]) -> None:
+    """``ValueError`` naming the first array of ``(name, array)`` pairs that holds a non-finite value
+    (NaN or inf) or one of magnitude above :data:`MAX_WEIGHT`."""
+    for name, a in named:
+        a = np.asarray(a)
+        if not np.isfinite(a).all():
+            raise ValueError(f"{name} has non-finite values (NaN or inf)")
+        top = float(np.abs(a).max(initial=0.0))
+        if top > MAX_WEIGHT:
+            raise ValueError(f"{name} has a value of magnitude {top:.3g}, above {MAX_WEIGHT:g}: not the weights "
+                             f"of a trained network (the released ones stay below 2)")
+
+
+def check_scaling(scale: np.ndarray, unbounded: np.ndarray) -> None:
+    """``ValueError`` unless the observation scaling is usable: every ``scale`` finite and at most
+    :data:`MAX_WEIGHT`, and positive for every bounded feature (it is ``1 / bound``: a zero would
+    silence that input; the unbounded features take ``log1p`` and ignore their scale)."""
+    check_weights([("observation.scale", scale)])
+    bad = np.flatnonzero(~(np.asarray(scale)[~np.asarray(unbounded, bool)] > 0))
+    if bad.size:
+        first = int(np.flatnonzero(~np.asarray(unbounded, bool))[bad[0]])
+        raise ValueError(f"observation.scale is zero or negative for {bad.size} bounded feature(s), the first "
+                         f"at index {first}: a bounded feature's scale is 1 / its bound, always positive")
+
+
+def check_players(players: Any, where: str) -> tuple[int, ...] | None:
+    """The player counts a network was trained for, as a sorted tuple (None: not recorded);
+    ``ValueError`` naming ``where`` unless a list of distinct counts from 2 to 5."""
+    if players is None:
+        return None
+    if not (isinstance(players, (list, tuple)) and players
+            and all(type(n) is int and 2 <= n <= 5 for n in players) and len(set(players)) == len(players)):
+        raise ValueError(f"{where}: players must be a list of player counts from 2 to 5, or null; "
+                         f"got {str(players)[:60]}")
+    return tuple(sorted(players))
+
+
+def check_trained_for(net: Any, map_name: str, num_players: int | None = None) -> None:
+    """``ValueError`` naming the network's file (or its name) if ``net`` (a :class:`NumpyPolicy` or
+    :class:`~concordia_env.agents.value_net.ValueNet`) was trained for another map or player
+    count than the game's (``num_players`` None: not checked). A network that does not record
+    them plays any game."""
+    where = str(net.path) if getattr(net, "path", None) is not None else f"network {getattr(net, 'name', '')!r}"
+    if net.map_name is not None and net.map_name != map_name:
+        raise ValueError(f"{where}: trained for the {net.map_name} map, but this game is on {map_name}; "
+                         f"play a network trained for {map_name}")
+    players = getattr(net, "players", None)
+    if players is not None and num_players is not None and num_players not in players:
+        raise ValueError(f"{where}: trained for {', '.join(map(str, players))} players, but this game has "
+                         f"{num_players}")
+
+
 class NumpyPolicy:
     """An actor MLP (observation scaling -> Linear/activation layers -> action logits) in numpy.
 
@@ -139,31 +204,42 @@ class NumpyPolicy:
         map_name: the board it was trained on, if known (saved in the header).
         metadata: free-form JSON-able facts saved in the header (source file, steps...).
 
-    ``ValueError`` for shapes that do not chain, an unknown activation or non-finite values.
+        players: the player counts it was trained for, if known (saved in the header).
+        path: the file it was read from (:meth:`load` sets it; messages name it).
+
+    ``ValueError`` for shapes that do not chain, an unknown activation, non-finite or huge values
+    (:func:`check_weights`) or an unusable observation scaling (:func:`check_scaling`).
     """
 
     def __init__(self, layers: Layers, activation: str, scale: np.ndarray, unbounded: np.ndarray,
                  name: str = "policy", map_name: str | None = None,
-                 metadata: dict[str, Any] | None = None) -> None:
+                 metadata: dict[str, Any] | None = None, players: Sequence[int] | None = None,
+                 path: Path | None = None) -> None:
         where = f"policy {name!r}"
         layers = [(np.asarray(w), np.asarray(b)) for w, b in layers]
         _check_layers(layers, activation, where)
         # float32 compute whatever the storage: contiguous copies make the matmuls fast
         self.layers = [(np.ascontiguousarray(w, np.float32), np.ascontiguousarray(b, np.float32)) for w, b in layers]
-        for i, (w, b) in enumerate(self.layers):
-            if not (np.isfinite(w).all() and np.isfinite(b).all()):
-                raise ValueError(f"{where}: layer {i} has non-finite weights (NaN or inf)")
+        try:
+            check_weights([(f"layer {i} {part}", a) for i, lay in enumerate(self.layers)
+                           for part, a in zip(("weight", "bias"), lay)])
+        except ValueError as exc:
+            raise ValueError(f"{where}: {exc}") from None
         self.scale = np.ascontiguousarray(scale, np.float32)
         self.unbounded = np.ascontiguousarray(unbounded, bool)
         size = encoding.OBSERVATION_SIZE
         if self.scale.shape != (size,) or self.unbounded.shape != (size,):
             raise ValueError(f"{where}: observation scaling has shapes {self.scale.shape} and "
                              f"{self.unbounded.shape}, expected ({size},)")
-        if not np.isfinite(self.scale).all():
-            raise ValueError(f"{where}: observation scale has non-finite values (NaN or inf)")
+        try:
+            check_scaling(self.scale, self.unbounded)
+        except ValueError as exc:
+            raise ValueError(f"{where}: {exc}") from None
         self.activation = activation
         self.name = name
         self.map_name = map_name
+        self.players = check_players(players, where)
+        self.path = path
         self.metadata = dict(metadata or {})
 
     # ------------------------------------------------------------ construction
@@ -251,6 +327,7 @@ class NumpyPolicy:
             "format_version": FORMAT_VERSION,
             "name": self.name,
             "map": self.map_name,
+            **({"players": list(self.players)} if self.players is not None else {}),
             "architecture": {"type": "mlp", "layer_sizes": self.layer_sizes, "activation": self.activation,
                              "output": "action logits"},
             "observation": {"size": int(self.scale.shape[0]), "scaling": SCALING_RULE,
@@ -288,9 +365,9 @@ class NumpyPolicy:
         layers, scale, unbounded = _read_arrays(npz_path, arch, header["dtype"], header["npz_sha256"], json_path)
         name = header["name"] if isinstance(header.get("name"), str) else npz_path.stem
         try:
-            return cls(layers, arch["activation"], scale, unbounded,
-                       name=name, map_name=header.get("map"), metadata=header.get("metadata") or {})
-        except ValueError as exc:  # non-finite weights: name the file, not just the policy
+            return cls(layers, arch["activation"], scale, unbounded, name=name, map_name=header.get("map"),
+                       metadata=header.get("metadata") or {}, players=header.get("players"), path=npz_path)
+        except ValueError as exc:  # huge weights, a bad scale or player list: name the file, not just the policy
             raise ValueError(f"{npz_path}: {exc}") from None
 
     def __repr__(self) -> str:
@@ -306,12 +383,33 @@ def read_json_header(json_path: Path, kind: str = "numpy policy") -> dict[str, A
         raise FileNotFoundError(f"{kind} header not found: {json_path} (it describes "
                                 f"{json_path.with_suffix('.npz').name}; both files are needed)")
     try:
-        header = json.loads(json_path.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError) as exc:
+        text = json_path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
         raise ValueError(f"{json_path}: corrupt JSON header ({exc})") from None
+    depth = json_depth(text)
+    if depth > MAX_HEADER_DEPTH:
+        raise ValueError(f"{json_path}: corrupt JSON header (lists and objects nest {depth} deep; "
+                         f"a header nests at most {MAX_HEADER_DEPTH})")
+    try:
+        header = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise ValueError(f"{json_path}: corrupt JSON header ({type(exc).__name__}: {str(exc)[:200]})") from None
     if not isinstance(header, dict):
         raise ValueError(f"{json_path}: corrupt JSON header (a {type(header).__name__}, not an object)")
     return header
+
+
+def json_depth(text: str) -> int:
+    """How deep lists and objects nest in JSON ``text``, counted without parsing it (a parser
+    recurses once per level), in one vectorised pass: brackets inside strings are skipped."""
+    outside = _JSON_STRING.sub('""', text)
+    codes = np.frombuffer(outside.encode("utf-8", "replace"), np.uint8)
+    step = np.isin(codes, _OPENERS).astype(np.int64) - np.isin(codes, _CLOSERS)
+    return int(np.cumsum(step).max(initial=0))
+
+
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_OPENERS, _CLOSERS = np.frombuffer(b"[{", np.uint8), np.frombuffer(b"]}", np.uint8)
 
 
 def _check_header(header: dict[str, Any], json_path: Path) -> dict[str, Any]:
@@ -356,10 +454,22 @@ def _check_header(header: dict[str, Any], json_path: Path) -> dict[str, Any]:
         raise ValueError(f"{json_path}: npz_sha256 must be a sha256 hex digest, got {digest!r}")
     if not isinstance(header.get("metadata", {}), dict):
         raise ValueError(f"{json_path}: metadata must be an object")
-    map_name = header.get("map")
-    if map_name is not None and not isinstance(map_name, str):
-        raise ValueError(f"{json_path}: map must be a map name or null, got {map_name!r}")
+    check_header_map(header, json_path)
     return arch
+
+
+def check_header_map(header: dict[str, Any], json_path: Path) -> None:
+    """``ValueError`` naming ``json_path`` unless the header's ``map`` is a known map or null and
+    its ``players`` (optional) a list of player counts that map allows."""
+    map_name = header.get("map")
+    if map_name is not None and map_name not in MAP_NAMES:
+        raise ValueError(f"{json_path}: map must be one of {list(MAP_NAMES)} or null, got {str(map_name)[:60]!r}")
+    players = check_players(header.get("players"), str(json_path))
+    if players is not None and map_name is not None:
+        allowed = load_map(map_name).players
+        if not set(players) <= set(allowed):
+            raise ValueError(f"{json_path}: players {list(players)} include counts the {map_name} map does not "
+                             f"allow ({list(allowed)})")
 
 
 def _expected_arrays(arch: dict[str, Any], dtype: str) -> dict[str, tuple[tuple[int, ...], np.dtype]]:

@@ -93,7 +93,7 @@ from concordia_env.engine import NUM_ACTIONS
 from concordia_env.state import GameState
 
 from .base import Agent, check_mask, sample_softmax
-from .numpy_policy import NumpyPolicy, policy_files
+from .numpy_policy import NumpyPolicy, check_trained_for, policy_files
 
 #: what to install for stable-baselines3 model files and training, on any machine (torch's
 #: CPU-only wheel index first: the default index gives Linux the multi-GB CUDA build)
@@ -667,6 +667,14 @@ class PolicyAgent(Agent):
         return self.policy.path
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, state: GameState | None = None) -> int:
+        if isinstance(self.policy, LoadedNumpyPolicy):
+            # a numpy pair records the map (and maybe the player counts) it was trained for: refuse
+            # another game rather than play it silently with features that mean something else
+            check_mask(action_mask)
+            obs = np.asarray(observation)
+            if obs.shape == (self.policy.observation_size,):
+                players = int(np.count_nonzero(obs[encoding.OBSERVATION_LAYOUT["seat_present"]]))
+                check_trained_for(self.policy.model, observed_map(obs), players)
         return self.policy.choose(observation, action_mask, self.deterministic, self.rng)
 
 

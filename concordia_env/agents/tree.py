@@ -39,8 +39,10 @@ NUM_ACTIONS, MAXP = E.NUM_ACTIONS, E.MAXP
 O_DECK, O_DECK_POS, NCARD = E.O_DECK, E.O_DECK_POS, E.NCARD
 
 #: what :func:`descend` returns instead of an action id when it stops: the node at the end of the
-#: path needs its priors, or it is a finished game (a leaf already in the tree)
-NEEDS_PRIOR, AT_LEAF = -1, -2
+#: path needs its priors, or it is a finished game (a leaf already in the tree), or no legal
+#: action has a comparable score there (``NO_CHOICE``: a value or prior is NaN, so every
+#: comparison fails; the search must stop with an error rather than apply no action)
+NEEDS_PRIOR, AT_LEAF, NO_CHOICE = -1, -2, -3
 
 #: numba's type of :attr:`SearchTree.arrays`, for the kernels' signatures
 TREE_TYPE = ("Tuple((int64[::1], int64[::1], float64[:, ::1], float64[:, ::1], uint8[::1], int32[:, ::1], "
@@ -63,7 +65,8 @@ def new_node(tree, player):
 
 @kernel()
 def select(tree, node, mask, c_puct):
-    """The legal action (``mask``) PUCT picks at ``node`` for its player (see the module docstring)."""
+    """The legal action (``mask``) PUCT picks at ``node`` for its player (see the module docstring),
+    or -1 when no score beats -inf (NaN values or priors: NaN compares false)."""
     players, visits, value, prior, _, child, _ = tree
     p = players[node]
     n_node = visits[node]
@@ -88,9 +91,11 @@ def select(tree, node, mask, c_puct):
 def descend(tree, s, T, mask, path, depth, c_puct):
     """Walk on from the node ``path[depth - 1]`` (state ``s``, legal ``mask``), applying each chosen
     action to ``s``, until an action leads out of the tree: returns ``(action, depth)``, ``s``
-    stepped past it. Stops earlier at a node still lacking priors (``NEEDS_PRIOR``) or at a
-    finished game (``AT_LEAF``), that node last on the path."""
-    players, _, _, _, has_prior, child, _ = tree
+    stepped past it. Stops earlier at a node still lacking priors (``NEEDS_PRIOR``), at a
+    finished game (``AT_LEAF``), that node last on the path, or where no action can be chosen
+    (``NO_CHOICE``). Every walk ends: each step goes one node deeper in a tree of finitely
+    many rows, and the path can hold them all."""
+    players, _, _, _, has_prior, child, size = tree
     while True:
         node = path[depth - 1]
         if players[node] < 0:
@@ -98,10 +103,14 @@ def descend(tree, s, T, mask, path, depth, c_puct):
         if not has_prior[node]:
             return NEEDS_PRIOR, depth
         a = select(tree, node, mask, c_puct)
+        if a < 0:
+            return NO_CHOICE, depth
         E.step(s, T, mask, a)
         c = child[node, a]
         if c < 0:
             return a, depth
+        if depth >= size[0]:  # a path longer than the tree: the child links form a cycle
+            return NO_CHOICE, depth
         path[depth] = c
         depth += 1
 
@@ -145,6 +154,12 @@ def _compiled_kernel_stamp():
 KERNEL_STAMP = E.source_stamp(__file__, E.KERNEL_STAMP)
 E.refresh_stale_kernels(_compiled_kernel_stamp, KERNEL_STAMP, new_node, select, descend, backup, resample,
                         deck_samples)
+
+
+def no_choice_error(agent: str) -> RuntimeError:
+    """The error of a search that reached a node where no action can be chosen (``NO_CHOICE``)."""
+    return RuntimeError(f"{agent}: the search reached a node where no legal action has a comparable "
+                        f"score (NaN values or priors); it stops rather than guess")
 
 
 class Node:

@@ -31,9 +31,13 @@ The files
 ``STEM.json``: ``format`` (:data:`FORMAT_NAME`), ``format_version``, ``architecture``
 (``type`` "mlp", ``layer_sizes`` from the observation size through the trunk,
 ``activation``, ``heads``, ``rows``), ``observation`` (``size``, ``scaling``),
-``margin_scale``, ``npz_sha256``, ``map`` and free-form ``metadata``. :meth:`ValueNet.load`
-checks it all and raises ``FileNotFoundError`` / ``ValueError`` with one line naming the file
-and the problem; :meth:`ValueNet.save` writes both files atomically, ``.npz`` first.
+``margin_scale``, ``npz_sha256``, ``map``, optionally ``players`` (the player counts it was
+trained for) and free-form ``metadata``. :meth:`ValueNet.load` checks it all (the header's
+nesting, every array finite and of sane magnitude, the observation scale positive where a feature
+is bounded: ``numpy_policy.check_weights`` / ``check_scaling``) and raises ``FileNotFoundError`` /
+``ValueError`` with one line naming the file and the problem; :meth:`ValueNet.save` writes both
+files atomically, ``.npz`` first. The agents refuse a network trained for another map or player
+count than the game's (``numpy_policy.check_trained_for``).
 """
 
 from __future__ import annotations
@@ -55,6 +59,10 @@ from .numpy_policy import (
     SCALING_RULE,
     _corrupt,
     _npz_layout,
+    check_header_map,
+    check_players,
+    check_scaling,
+    check_weights,
     policy_files,
     read_json_header,
 )
@@ -85,13 +93,18 @@ class ValueNet:
             and ``"policy"`` (one output).
         activation: a key of ``numpy_policy.ACTIVATIONS``, after every trunk layer.
         scale, unbounded: the observation scaling (``numpy_policy.observation_scaling``).
+        map_name, players: the map and player counts it was trained for, if known (saved in the
+            header; agents refuse to play it in another game).
+        path: the file it was read from (:meth:`load` sets it; messages name it).
 
-    ``ValueError`` for shapes that do not chain, unknown heads or activation, non-finite values.
+    ``ValueError`` for shapes that do not chain, unknown heads or activation, non-finite or huge
+    values (``numpy_policy.check_weights``) or an unusable scaling (``numpy_policy.check_scaling``).
     """
 
     def __init__(self, trunk: list[Layer], heads: dict[str, Layer], activation: str, scale: np.ndarray,
                  unbounded: np.ndarray, map_name: str | None = None, margin_scale: float = MARGIN_SCALE,
-                 metadata: dict[str, Any] | None = None) -> None:
+                 metadata: dict[str, Any] | None = None, players: list[int] | tuple[int, ...] | None = None,
+                 path: Path | None = None) -> None:
         if activation not in ACTIVATIONS:
             raise ValueError(f"unsupported activation {activation!r}; supported: {sorted(ACTIVATIONS)}")
         if "win" not in heads or set(heads) - set(HEADS):
@@ -108,17 +121,23 @@ class ValueNet:
             rows = head_rows(name)
             if w.shape != (rows, n_in) or b.shape != (rows,):
                 raise ValueError(f"head {name!r} has weight {w.shape} and bias {b.shape}; expected ({rows}, {n_in})")
-        for w, b in self.trunk + list(self.heads.values()):
-            if not (np.isfinite(w).all() and np.isfinite(b).all()):
-                raise ValueError("weights have non-finite values (NaN or inf)")
+        check_weights([(f"weights of trunk layer {i} {part}", a) for i, lay in enumerate(self.trunk)
+                       for part, a in zip(("weight", "bias"), lay)]
+                      + [(f"weights of head {k!r} {part}", a) for k, lay in self.heads.items()
+                         for part, a in zip(("weight", "bias"), lay)])
         self.scale = np.ascontiguousarray(scale, f32)
         self.unbounded = np.ascontiguousarray(unbounded, bool)
         if self.scale.shape != (encoding.OBSERVATION_SIZE,) or self.unbounded.shape != self.scale.shape:
             raise ValueError(f"observation scaling has shapes {self.scale.shape} and {self.unbounded.shape}, "
                              f"expected ({encoding.OBSERVATION_SIZE},)")
+        check_scaling(self.scale, self.unbounded)
         self._unbounded_idx = np.flatnonzero(self.unbounded)
         self.activation = activation
         self.map_name = map_name
+        self.players = check_players(players, "value net")
+        self.path = path
+        if not (isinstance(margin_scale, (int, float)) and np.isfinite(margin_scale) and margin_scale > 0):
+            raise ValueError(f"margin_scale must be a positive finite number, got {margin_scale!r}")
         self.margin_scale = float(margin_scale)
         self.metadata = dict(metadata or {})
 
@@ -191,6 +210,7 @@ class ValueNet:
     def header(self, npz_sha256: str) -> dict[str, Any]:
         return {
             "format": FORMAT_NAME, "format_version": FORMAT_VERSION, "map": self.map_name,
+            **({"players": list(self.players)} if self.players is not None else {}),
             "architecture": {"type": "mlp", "layer_sizes": self.layer_sizes, "activation": self.activation,
                              "heads": [h for h in HEADS if h in self.heads], "rows": ROWS,
                              "output": "win: softmax over present seat rows; margin: (VP - best other VP) / "
@@ -241,7 +261,8 @@ class ValueNet:
         try:
             return cls(trunk, {h: (a[f"{h}.weight"], a[f"{h}.bias"]) for h in heads}, header["architecture"]["activation"],
                        a["observation.scale"], a["observation.unbounded"], map_name=header.get("map"),
-                       margin_scale=header["margin_scale"], metadata=header.get("metadata") or {})
+                       margin_scale=header["margin_scale"], metadata=header.get("metadata") or {},
+                       players=header.get("players"), path=npz_path)
         except ValueError as exc:
             raise ValueError(f"{npz_path}: {exc}") from None
 
@@ -280,8 +301,12 @@ def _check_header(header: dict[str, Any], json_path: Path) -> tuple[list[int], l
     digest = header["npz_sha256"]
     if not (isinstance(digest, str) and len(digest) == 64):
         raise ValueError(f"{json_path}: npz_sha256 must be a sha256 hex digest, got {digest!r}")
-    if not isinstance(header["margin_scale"], (int, float)) or not header["margin_scale"] > 0:
-        raise ValueError(f"{json_path}: margin_scale must be a positive number")
+    margin = header["margin_scale"]
+    if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not 0 < margin < float("inf"):
+        raise ValueError(f"{json_path}: margin_scale must be a positive finite number")
+    if not isinstance(header.get("metadata", {}), dict):
+        raise ValueError(f"{json_path}: metadata must be an object")
+    check_header_map(header, json_path)
     return sizes, heads
 
 

@@ -116,7 +116,8 @@ def random_legal_action(mask, seed):
     """A uniformly random legal action of ``mask`` (SplitMix64 seeded with ``seed``); -1 if none."""
     m = 0
     for a in range(E.NUM_ACTIONS):
-        m += mask[a]
+        if mask[a]:
+            m += 1
     if m == 0:
         return -1
     _, k = splitmix_below(np.uint64(seed), m)

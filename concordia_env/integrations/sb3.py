@@ -112,7 +112,8 @@ def _advance(S, T, M, rows, actions, seats, map_id, max_turns, seed, shaping, ob
                 break
             n = 0
             for a in range(E.NUM_ACTIONS):
-                n += mask[a]
+                if mask[a]:
+                    n += 1
             k = np.random.randint(0, n)
             for a in range(E.NUM_ACTIONS):
                 if mask[a]:

@@ -30,7 +30,7 @@ from .layout import (
     T_ROUTE_A,
     T_ROUTE_B,
 )
-from .names import active, city_name, goods_list
+from .names import active, city_name, goods_list, has_city, off_map
 from .pieces import colonists_on_board, house_count, owns_house
 from .quantities import decode_move, house_coins, house_goods, move_action
 
@@ -141,20 +141,28 @@ def build(s, T, p, a):
 
 # ------------------------------------------------------------------ names
 def name_move(state, a: int) -> str:
-    """e.g. ``Architectus: move land colonist 1 Roma→Roma-Novaria, cost 1``."""
+    """e.g. ``Architectus: move land colonist 1 Roma→Roma-Novaria, cost 1``; a route the map
+    lacks is named as such."""
     game = state.game
     slot, r = decode_move(a)
     loc = int(state.s[O_COLONIST + active(state) * NCOL + slot])
     label = "land" if slot < 3 else "sea"
+    if (r < NL and r >= len(game.map.land_routes)) or (r >= NL and r - NL >= len(game.map.sea_routes)):
+        return f"Architectus: move {label} colonist {slot % 3 + 1} to {label} route {r}{off_map(state, 'route')}"
     src = "storehouse" if loc < 0 else (game.map.city_names[loc] if loc < NC else game.route_name(loc - NC))
     cost = int(game.tables[T_DIST + max(loc, 0) * NR + r]) if loc >= 0 else "-"
     return f"Architectus: move {label} colonist {slot % 3 + 1} {src}→{game.route_name(r)}, cost {cost}"
 
 
 def name_build(state, a: int) -> str:
-    """e.g. ``Architectus: build in Novaria (cloth), cost 10 sestertii + brick+cloth``."""
+    """e.g. ``Architectus: build in Novaria (cloth), cost 10 sestertii + brick+cloth``; Roma and
+    cities the map lacks are named as never legal."""
     c = a - A_BUILD
     name = city_name(state, c)
+    if c == 0:
+        return f"Architectus: build in {name} (never legal: {name} takes no houses)"
+    if not has_city(state, c):
+        return f"Architectus: build in {name}{off_map(state, 'city')}"
     good = int(state.s[O_CITY_GOOD + c]) if c < state.game.map.num_cities else -1
     if good < 0:
         return f"Architectus: build in {name}"

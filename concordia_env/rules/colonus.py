@@ -21,7 +21,7 @@ from .layout import (
     T_CITY_SEA,
     T_COLONIST_COST,
 )
-from .names import active, city_name, context
+from .names import active, city_name, context, has_city, off_map
 from .pieces import colonists_on_board, has_colonist_in_store, owns_house
 from .quantities import colonus_cash
 
@@ -91,8 +91,10 @@ def cash(s, T, p):
 
 # ------------------------------------------------------------------ names
 def name_place(state, a: int) -> str:
+    """e.g. ``Colonus: new sea colonist in Roma``; a city the map lacks is named as such."""
     i = a - A_PLACE
-    return f"{context(state) or 'Colonus'}: new {'land' if i < NC else 'sea'} colonist in {city_name(state, i % NC)}"
+    where = city_name(state, i % NC) + ("" if has_city(state, i % NC) else off_map(state, "city"))
+    return f"{context(state) or 'Colonus'}: new {'land' if i < NC else 'sea'} colonist in {where}"
 
 
 def name_cash(state, a: int) -> str:

@@ -60,9 +60,13 @@ from .layout import (
 
 @rule(inline="always")
 def _count(mask):
+    """How many actions ``mask`` allows. Counted with ``+= 1``, not by adding the int8 entries:
+    without the compiler (``NUMBA_DISABLE_JIT=1``) numpy keeps ``0 + int8`` an int8, which wraps
+    past 127 legal actions, where numba widens it to int64."""
     n = 0
     for a in range(NUM_ACTIONS):
-        n += mask[a]
+        if mask[a]:
+            n += 1
     return n
 
 

@@ -28,6 +28,17 @@ def city_name(state, c: int) -> str:
     return m.city_names[c] if c < m.num_cities else f"city {c}"
 
 
+def off_map(state, what: str) -> str:
+    """The note on the name of an action for a ``what`` (route, city, province) the state's map
+    lacks: one action space serves both maps, so such ids exist but are never legal there."""
+    return f" (no such {what} on {state.game.map.name.capitalize()})"
+
+
+def has_city(state, c: int) -> bool:
+    """Whether city ``c`` exists on the state's map (Roma included)."""
+    return 0 <= c < state.game.map.num_cities
+
+
 def card_type_name(state, t: int) -> str:
     return state.game.components.card_types[t].name
 

@@ -23,7 +23,7 @@ from .layout import (
     PH_PRAEFECTUS,
     T_CITY_PROV,
 )
-from .names import active
+from .names import active, off_map
 from .quantities import marker_coins
 
 
@@ -82,9 +82,12 @@ def cash(s, T, p):
 
 # ------------------------------------------------------------------ names
 def name_produce(state, a: int) -> str:
+    """e.g. ``Praefectus: produce in Dacia (bonus 1 wine)``; a province the map lacks is named as such."""
     q = a - A_PRODUCE
     names = state.game.map.province_names
-    name = names[q] if q < len(names) else f"province {q}"
+    if q >= len(names):
+        return f"Praefectus: produce in province {q}{off_map(state, 'province')}"
+    name = names[q]
     good = int(state.s[O_MARKER_GOOD + q])
     bonus = int(bonus_goods(state.s, active(state)))
     extra = " with the Praefectus Magnus" if bonus == 2 else ""
