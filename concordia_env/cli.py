@@ -18,13 +18,15 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shlex
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO
 
 import numpy as np
 
+from concordia_env import engine as E
 from concordia_env.data import MAP_NAMES
 from concordia_env.game import check_setup_args
 from concordia_env.menu import Menu, build_menu
@@ -58,7 +60,9 @@ the file: use only .zip files you trust."""
 
 PLAY_HELP = """\
 Type the number of an action to play it: each action keeps its number for the
-whole decision, whether or not its group is shown.
+whole decision, whether or not its group is shown, and through all the steps of
+one card's action (a move no longer possible leaves a gap; a new one gets a new
+number).
   a, c, d, ...     show a group the menu sums up in one line
   a1, a2, ...      show one part of a group (a colonist's moves of one cost)
   m, menu          show the menu again
@@ -68,6 +72,41 @@ whole decision, whether or not its group is shown.
                    concordia play --resume FILE; with --save it is saved)
   Ctrl-D, Ctrl-C   leave too (saved with --save; Ctrl-C exits with status 130)
 Houses are written P0 ... P4 (player 0 ... 4): "Sirmium [brick] houses P0 P3"."""
+
+
+#: the seeds the commands take: what the setup and the agents' seeds are made from, 63 bits
+MAX_SEED = 2**63 - 1
+#: agent-spec options that name a file to load (``policy:path=FILE``, ``az:net=STEM``, ``net:net=STEM``)
+FILE_OPTIONS = ("path", "net")
+#: numbers longer than this are cut in error messages
+SHOWN_DIGITS = 20
+_LONG_NUMBER = re.compile(rf"\d{{{SHOWN_DIGITS + 1},}}")
+
+
+def cut_numbers(text: str, keep: int = 12) -> str:
+    """``text`` with every run of more than :data:`SHOWN_DIGITS` digits cut to its first ``keep``
+    digits and its length (``123456789012... (4000 digits)``), so an error line about a huge number
+    stays one readable line."""
+    return _LONG_NUMBER.sub(lambda m: f"{m.group()[:keep]}... ({len(m.group())} digits)", text)
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse's parser whose error line cuts huge numbers (:func:`cut_numbers`): ``--seed`` with
+    4,000 digits is named, not printed in full."""
+
+    def error(self, message: str) -> NoReturn:
+        super().error(cut_numbers(message))
+
+
+def seed_arg(text: str) -> int:
+    """``--seed``: an integer 0..:data:`MAX_SEED` (argparse names the option in the error)."""
+    try:
+        seed = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer 0..{MAX_SEED}, got {text!r}") from None
+    if not 0 <= seed <= MAX_SEED:
+        raise argparse.ArgumentTypeError(f"must be 0..{MAX_SEED}, got {seed}")
+    return seed
 
 
 class QuitGame(Exception):
@@ -96,11 +135,26 @@ class HumanAgent(Agent):
         self.out = out
         self.width = width
         self._board_turn: int | None = None  # the card play after which the board was last shown
+        # the numbers given during the card's action now, so a number keeps its meaning through its steps
+        self._numbers: dict[int, int] = {}
+        self._numbers_for: tuple[int, bool] | None = None
 
     def reset(self, seed: int | None = None) -> None:
         """A new game: its first decision shows the board."""
         super().reset(seed)
         self._board_turn = None
+        self._numbers, self._numbers_for = {}, None
+
+    def _menu(self, state: GameState) -> Menu:
+        """The decision's menu, numbered on from the earlier steps of the same card's action (the
+        choice of a card is a step of its own): an option keeps its number, a new one gets a new
+        number."""
+        step = (int(state.field("turn")), state.phase == E.PH_PLAY)
+        if step != self._numbers_for:
+            self._numbers, self._numbers_for = {}, step
+        menu = build_menu(state, "you", self.width, numbers=self._numbers)
+        self._numbers.update(menu.numbering)
+        return menu
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, state: GameState | None = None) -> int:
         if state is None:
@@ -112,7 +166,7 @@ class HumanAgent(Agent):
         if len(legal) == 1:  # nothing to decide: don't make the human type it
             print("\n".join(wrap(f"(your only choice) {state.action_to_string(legal[0])}", self.width)), file=out)
             return legal[0]
-        menu = build_menu(state, "you", self.width)
+        menu = self._menu(state)
         turn = int(state.field("turn"))
         self._show(state, menu, out, board=turn != self._board_turn)
         while True:
@@ -150,17 +204,15 @@ def move_printer(names: Sequence[str], out: TextIO) -> Callable[[GameState, int,
 
 
 def print_outcome(state: GameState, record: dict[str, Any], out: TextIO) -> None:
-    """Final board, the score table with the per-god breakdown, and the winner's agent."""
-    print("\n" + state_to_text(state) + "\n\n" + score_table(state), file=out)
+    """Final board, the score table with the per-god breakdown and the winner (with its agent)."""
+    # the score table names the winner of a finished game, once, with the agents' names
+    print("\n" + state_to_text(state) + "\n\n" + score_table(state, record["agents"]), file=out)
     result = record["result"]
     if result.get("unfinished"):
         print(f"Game left unfinished after {result['turns']} card plays: no winner "
               "(concordia play --resume continues it).", file=out)
     elif result["truncated"]:
         print(f"Game stopped (truncated) after {result['turns']} card plays: no winner.", file=out)
-    else:
-        w = result["winner"]
-        print(f"Winner: player {w} ({record['agents'][w]}) with {result['scores'][w]} VP", file=out)
 
 
 def _seat_lines(names: Sequence[str]) -> str:
@@ -245,16 +297,47 @@ def load_resumable(path: str, seat: int | None) -> tuple[dict[str, Any], int]:
     return record, humans[0]
 
 
+def named_file(spec: str) -> str | None:
+    """The file an agent spec loads (``policy:path=FILE``, ``az:net=STEM``, ...), or None for an
+    agent built from the package alone. A malformed spec names none (making it fails anyway)."""
+    try:
+        _, options = parse_spec(spec)
+    except ValueError:
+        return None
+    return next((str(options[key]) for key in FILE_OPTIONS if key in options), None)
+
+
+def record_opponents(record: dict[str, Any], seat: int, path: str, option: str) -> list[str]:
+    """The specs of the other seats' agents as a record names them, for ``--resume`` without
+    ``option`` (``--opponents``, ``--agents``). A record is data that may come from anyone, and a
+    model file can run code when loaded (a stable-baselines3 .zip is a pickle): so an agent that
+    loads a file is refused (:class:`UsageError`) unless the user names that file on the command
+    line, which the message shows how to do."""
+    others = [name for k, name in enumerate(record["agents"]) if k != seat]
+    for k, name in enumerate(record["agents"]):
+        file = named_file(name) if k != seat else None
+        if file is not None:
+            shown = short_text(name, 200)
+            raise UsageError(f"{path}: the agent at seat {k}, {shown!r}, loads the file {short_text(file, 200)!r}, "
+                             f"and a file named only by a record is never loaded; if you trust it, name the "
+                             f"agents yourself: {option} {shlex.quote(short_text(','.join(others), 600))}")
+    return others
+
+
+def short_text(text: str, limit: int = 80) -> str:
+    """``text`` cut to ``limit`` characters (``...`` at the end), for a message naming untrusted data."""
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
 def _resume_setup(args: argparse.Namespace) -> tuple[dict[str, Any], int, list[Agent]]:
     """``play --resume``: the verified partial record, the human's seat and the opponents' specs
     (from ``--opponents`` or else the record's agent names)."""
     from .arena.records import verify_record
 
     record, seat = load_resumable(args.resume, args.seat)
-    names = record["agents"]
     n = record["players"]
     specs = (opponent_specs(args.opponents, n) if args.opponents is not None
-             else [name for k, name in enumerate(names) if k != seat])
+             else record_opponents(record, seat, args.resume, "--opponents"))
     opponents = _agents(specs)
     _compile(kernel_groups(specs))
     verify_record(record)
@@ -577,7 +660,7 @@ def cmd_demo(args: argparse.Namespace, input_fn: InputFn, out: TextIO) -> int:
 
 # ---------------------------------------------------------------- parser
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="concordia", description="Play Concordia against the baseline "
+    parser = ArgumentParser(prog="concordia", description="Play Concordia against the baseline "
                                      "agents, run tournaments between them, replay and watch games.",
                                      formatter_class=argparse.RawDescriptionHelpFormatter,
                                      epilog="Run 'concordia COMMAND -h' for a command's options.\n\n" + AGENT_SPECS_HELP)
@@ -599,11 +682,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"one agent spec for every other seat, or a comma list of players-1 specs "
                         f"(default {DEFAULT_OPPONENT}; with --resume, the record's agents)")
     p.add_argument("--seat", type=int, default=None, help="your seat, 0..players-1 (default 0)")
-    p.add_argument("--seed", type=int, default=0, help="game setup seed (default 0)")
+    p.add_argument("--seed", type=seed_arg, default=0, help="game setup seed (default 0)")
     p.add_argument("--save", metavar="FILE", help="write the game record here at the end, and as a partial "
                    "record when you leave (q, Ctrl-D, Ctrl-C)")
     p.add_argument("--resume", metavar="RECORD", help="continue the partial game saved in RECORD from its last "
-                   "action (map, players, seed and your seat come from the record)")
+                   "action (map, players, seed and your seat come from the record; so do the agents, unless one "
+                   "loads a file: a model file named only by a record is never loaded, name it in --opponents)")
     p.set_defaults(run=cmd_play, parser=p)
 
     p = command("tournament", "many games between agents with rotated seats; ratings table")
@@ -612,7 +696,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="comma list of one agent spec per seat, e.g. heuristic,random,random,random")
     p.add_argument("--games", type=int, default=None,
                    help="number of games, a multiple of players (default 20 x players)")
-    p.add_argument("--seed", type=int, default=0, help="game g is set up with seed+g (default 0)")
+    p.add_argument("--seed", type=seed_arg, default=0, help="game g is set up with seed+g (default 0)")
     p.add_argument("--workers", type=int, default=None,
                    help="worker processes (default 1); with --backend ray, games in flight (default: the "
                         "cluster's CPUs)")
@@ -650,7 +734,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = command("demo", "watch one seeded game between the baseline agents")
     setup_args(p)
-    p.add_argument("--seed", type=int, default=0, help="game setup seed (default 0)")
+    p.add_argument("--seed", type=seed_arg, default=0, help="game setup seed (default 0)")
     p.add_argument("--agents", metavar="SPECS",
                    help="comma list of one spec per seat (default: the first players of "
                         + ",".join(DEMO_AGENTS) + ")")
@@ -677,7 +761,7 @@ def main(argv: Sequence[str] | None = None, *, input_fn: InputFn = input, out: T
     try:
         return args.run(args, input_fn, out)
     except UsageError as exc:
-        args.parser.error(str(exc))
+        args.parser.error(cut_numbers(str(exc)))
     except BrokenPipeError:
         # output piped into e.g. `head`: stop quietly, and keep the interpreter from failing
         # again when it flushes stdout at exit
@@ -685,7 +769,7 @@ def main(argv: Sequence[str] | None = None, *, input_fn: InputFn = input, out: T
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
     except (OSError, ValueError, ImportError) as exc:  # ImportError: policy agents without the train extra
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {cut_numbers(str(exc))}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("\ninterrupted", file=sys.stderr)

@@ -4,8 +4,10 @@ A decision can have 180 legal actions (an Architectus with six colonists and six
 Listed flat they scroll off any screen, so :func:`build_menu` sorts them into **groups** by what they
 do (play a card, move one colonist, build, produce, sell, buy, ...); a colonist's moves are split
 further into **sections** by their cost in movement points. Every action keeps one **number** for
-the whole decision, so a player may always type it directly; a group's letter (or a section's
-``a2``) only shows that part of the menu.
+the whole decision, so a player may always type it directly, and, given the numbers of the earlier
+steps (``build_menu(..., numbers=)``), for the whole of one card's action: a move still possible
+after a colonist moved keeps its number, and a new one gets a number not used before. A group's
+letter (or a section's ``a2``) only shows that part of the menu.
 
 Each entry says what the choice does in the position at hand: a route names both end cities (their
 goods and the owners of their houses, ``P0``…``P4``) and the cities one route further on; a
@@ -20,8 +22,9 @@ into a :class:`Choice`. :class:`concordia_env.cli.HumanAgent` prints them and re
 from __future__ import annotations
 
 import functools
+import itertools
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -30,7 +33,7 @@ import numpy as np
 from . import engine as E
 from .actions import action_range, describe
 from .data import GOODS
-from .render import WIDTH, colonist_place, goods_text, owners_text, player_tag, wrap
+from .render import WIDTH, card_label, card_plays, colonist_place, goods_text, owners_text, player_tag, wrap
 from .rules.names import context
 from .rules.praefectus import bonus_goods
 
@@ -101,8 +104,23 @@ class Menu:
         return tuple(e for g in self.groups for e in g.entries)
 
     def actions(self) -> list[int]:
-        """The action ids in the order they are numbered (entry ``n`` is ``actions()[n - 1]``)."""
+        """The action ids in menu order."""
         return [e.action for e in self.entries]
+
+    @functools.cached_property
+    def numbering(self) -> dict[int, int]:
+        """Action id -> its number in this menu (to keep the numbers in the next step's menu)."""
+        return {e.action: e.number for e in self.entries}
+
+    @functools.cached_property
+    def _by_number(self) -> dict[int, Entry]:
+        return {e.number: e for e in self.entries}
+
+    @property
+    def numbers_text(self) -> str:
+        """The numbers a player may type: ``1-12``, or ``1-3, 7, 9-14`` once some moves of an
+        earlier step are gone."""
+        return number_ranges(sorted(self._by_number))
 
     @property
     def keys(self) -> list[str]:
@@ -123,7 +141,23 @@ class Menu:
     @property
     def prompt(self) -> str:
         letters = ", a letter for a group" if self._layout[1] else ""
-        return f"Your choice (1-{len(self.entries)}{letters}; h for help): "
+        return f"Your choice ({self._choices}{letters}; h for help): "
+
+    @property
+    def _choices(self) -> str:
+        """The numbers to type, as the prompt says them (a long list cut short)."""
+        text = self.numbers_text
+        return text if len(text) <= 24 else "a number from the list"
+
+    def _allowed(self, lead: str = "") -> str:
+        """The numbers to type, as an error says them: ``1 to 12`` (after ``lead``, e.g.
+        ``a number from``), or ``a number from the list (1-3, 7, 9-14)`` once earlier steps left
+        gaps."""
+        numbers = sorted(self._by_number)
+        if numbers == list(range(1, len(numbers) + 1)):
+            return f"{lead}1 to {len(numbers)}"
+        text = self.numbers_text
+        return "a number from the list" + (f" ({text})" if len(text) <= 40 else "")
 
     def view(self, key: str | None = None) -> list[str]:
         """The lines to print: the title and the whole menu as far as it fits in ``max_lines``
@@ -145,22 +179,19 @@ class Menu:
     def parse(self, text: str) -> Choice:
         """What ``text`` asks for; ``ValueError`` with a one-line reason for anything else."""
         word = text.strip().lower()
-        count = len(self.entries)
         if not word:
-            raise ValueError(f"type a number from 1 to {count} (h for help)")
+            raise ValueError(f"type {self._allowed('a number from ')} (h for help)")
         if word in COMMANDS:
             return Choice(COMMANDS[word])
         if word in self._parts:
             return Choice("view", key=word)
-        try:
-            number = int(word)
-        except ValueError:
-            shown = text.strip() if len(text.strip()) <= 20 else text.strip()[:17] + "..."
-            raise ValueError(f"{shown!r} is not a number from the list; type 1 to {count} "
-                             "(h for help)") from None
-        if not 1 <= number <= count:
-            raise ValueError(f"{number} is not in the list; choose 1 to {count}")
-        return Choice("action", action=self.entries[number - 1].action)
+        shown = text.strip() if len(text.strip()) <= 20 else text.strip()[:17] + "..."
+        if not (word.isascii() and word.lstrip("+-").isdigit()):
+            raise ValueError(f"{shown!r} is not a number from the list; type {self._allowed()} (h for help)")
+        entry = self._by_number.get(int(word)) if len(word) < 8 else None
+        if entry is None:
+            raise ValueError(f"{shown} is not in the list; choose {self._allowed()}")
+        return Choice("action", action=entry.action)
 
     # ------------------------------------------------------------ layout
     def _entry_lines(self, entries: Iterable[Entry]) -> list[str]:
@@ -187,7 +218,7 @@ class Menu:
 
     def _summary(self, key: str, title: str, noun: str, entries: tuple[Entry, ...]) -> list[str]:
         """One line for a group or section: ``   a move land colonist 1 from Roma: 37 routes (1-37)``."""
-        span = f"{entries[0].number}-{entries[-1].number}"
+        span = number_ranges(sorted(e.number for e in entries))
         return wrap(f"{key:>{_NUMBER}} {title}: {len(entries)} {noun} ({span})", self.width, " " * (_NUMBER + 1))
 
     @functools.cached_property
@@ -208,6 +239,17 @@ class Menu:
                 shown[g.key] = full[g.key]
         summarized = [g.key for g in self.groups if shown[g.key] is not full[g.key] and len(g.entries) > 1]
         return [ln for g in self.groups for ln in shown[g.key]], summarized
+
+
+def number_ranges(numbers: list[int]) -> str:
+    """Sorted numbers as runs: ``[1, 2, 3, 7, 9, 10]`` -> ``1-3, 7, 9-10``."""
+    runs: list[list[int]] = []
+    for n in numbers:
+        if runs and n == runs[-1][1] + 1:
+            runs[-1][1] = n
+        else:
+            runs.append([n, n])
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
 
 
 # ---------------------------------------------------------------- what each action does
@@ -237,7 +279,16 @@ def _simple(order: int, title: str, noun: str) -> Callable[[object, int], _Item]
 
 
 def _play(state, a: int) -> _Item:
-    return _Item((0,), "cards in your hand", "cards", (0, ""), (a,), describe(state, a).removeprefix("play "))
+    t = state.game.components.card_types[a - E.A_PLAY]
+    return _Item((0,), "cards in your hand", "cards", (0, ""), (a,), card_label(t.name, t.god))
+
+
+def _buy(state, a: int) -> _Item:
+    """A display card to buy, named with its god (``buy Farmer (Minerva) at position 7 for ...``)."""
+    cid = int(state.field("display")[a - E.A_BUYCARD])
+    t = state.game.components.card_types[int(state.game.tables[E.T_CARD_TYPE + cid])]
+    text = _short(state, a).replace(f"buy {t.name} ", f"buy {card_label(t.name, t.god)} ", 1)
+    return _Item((11,), f"{context(state)}: buy a card", "cards", (0, ""), (a,), text)
 
 
 # ------------------------------------------------------------ moves
@@ -330,7 +381,7 @@ _ITEMS: dict[str, Callable[[object, int], _Item]] = {
     "buy good": _simple(8, "{ctx}: buy a good", "goods"),
     "place colonist": _simple(9, "{ctx}: place a new colonist", "cities"),
     "colonus cash": _simple(10, "Colonus: cash", "actions"),
-    "buy card": _simple(11, "{ctx}: buy a card", "cards"),
+    "buy card": _buy,
     "pay": _simple(12, "Senator: pay a '?' with a good", "goods"),
     "keep": _simple(13, "storehouse full: keep a good", "goods"),
 }
@@ -342,7 +393,7 @@ def decision_text(state) -> str:
     cards left to buy, ...)."""
     ph, ctx = state.phase, context(state)
     if ph == E.PH_PLAY:
-        return f"play a card (card play {int(state.field('turn')) + 1} of the game)"
+        return f"play a card (card play {card_plays(state) + 1} of the game)"
     if ph == E.PH_ARCHITECTUS:
         if int(state.field("ctx_built")):
             return "Architectus: a house is built (no more moves); build more or stop"
@@ -365,16 +416,23 @@ def decision_text(state) -> str:
     return state.phase_name
 
 
-def build_menu(state, who: str = "", width: int = WIDTH, max_lines: int = MAX_LINES) -> Menu:
+def build_menu(state, who: str = "", width: int = WIDTH, max_lines: int = MAX_LINES,
+               numbers: Mapping[int, int] | None = None) -> Menu:
     """The menu of ``state``'s legal actions for its deciding player (``who`` is added to the
-    title, e.g. "you"). ``ValueError`` once the game is over: nothing is left to decide."""
+    title, e.g. "you"). ``ValueError`` once the game is over: nothing is left to decide.
+
+    Entries are numbered 1, 2, ... in menu order, except that an action with a number in
+    ``numbers`` (action id -> number: those of the earlier steps of the same card's action) keeps
+    it, and the new ones are numbered after the highest number there: so a number the player has
+    seen never changes its meaning while one card's action goes on."""
     legal = state.legal_actions()
     if not legal:
         raise ValueError("the game is over: there is no decision to make")
     items = sorted(((_ITEMS[action_range(a)](state, a), a) for a in legal),
                    key=lambda ia: (ia[0].group, ia[0].section[0], ia[0].order))
+    kept = dict(numbers or {})
+    fresh = itertools.count(max(kept.values(), default=0) + 1)
     groups: list[Group] = []
-    number = 0
     keys = iter(GROUP_KEYS)
     for gid in dict.fromkeys(it.group for it, _ in items):
         mine = [(it, a) for it, a in items if it.group == gid]
@@ -384,7 +442,7 @@ def build_menu(state, who: str = "", width: int = WIDTH, max_lines: int = MAX_LI
             entries = []
             for it, a in mine:
                 if it.section == sid:
-                    number += 1
+                    number = kept[a] if a in kept else next(fresh)
                     entries.append(Entry(number, a, describe(state, a) if len(mine) == 1 else it.text))
             sections.append((sid[1], tuple(entries)))
         split = len(sections) > 1

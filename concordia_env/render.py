@@ -100,8 +100,19 @@ def price_text(game, position: int, card_id: int) -> str:
 
 
 # ---------------------------------------------------------------- the board
+def card_label(name: str, god: str) -> str:
+    """A card as lists show it, with its god: ``Farmer (Minerva)``, ``Mercator (3, Mercurius)``;
+    a name that already says its god (``Diplomat (Jupiter)``) is left as it is."""
+    if god in name:
+        return name
+    if name.endswith(")"):
+        return f"{name[:-1]}, {god})"
+    return f"{name} ({god})"
+
+
 def _card_names(state) -> list[str]:
-    return [t.name for t in state.game.components.card_types]
+    """Every card type's label (:func:`card_label`), by type."""
+    return [card_label(t.name, t.god) for t in state.game.components.card_types]
 
 
 def _province_lines(state, width: int) -> list[str]:
@@ -151,13 +162,27 @@ def _player_lines(state, p: int, breakdown, width: int) -> list[str]:
             + pack(_colonists_text(state, p).split("; "), width, first="    colonists: ", indent="      "))
 
 
+def card_play_text(state) -> str:
+    """Where the game is, counted in card plays as the menu's question counts them:
+    ``card play 5, player 1 to decide: Architectus`` (the game's 5th card is being chosen or its
+    action played), or ``game over after 61 card plays``."""
+    plays = card_plays(state)
+    if state.is_terminal():
+        return f"game over after {plays} card plays"
+    return f"card play {plays + 1}, player {state.current_player} to decide: {state.phase_name}"
+
+
+def card_plays(state) -> int:
+    """The card plays finished so far (a card's play ends when its action is done)."""
+    return int(state.field("turn"))
+
+
 def state_to_text(state, width: int = WIDTH) -> str:
     """A readable description in lines of at most ``width`` characters: the board by province
     (each city's good and the owners of its houses), the players, the display with prices."""
     g, m = state.game, state.game.map
     n = state.num_players
-    head = (f"Concordia — {m.name.capitalize()}, {n} players, turn {int(state.field('turn'))}, "
-            + ("game over" if state.is_terminal() else f"player {state.current_player} to decide: {state.phase_name}"))
+    head = f"Concordia — {m.name.capitalize()}, {n} players, " + card_play_text(state)
     lines = wrap(head, width) + _province_lines(state, width)
     breakdown = state.score_breakdown()
     for p in range(n):
@@ -167,7 +192,7 @@ def state_to_text(state, width: int = WIDTH) -> str:
     names = _card_names(state)
     for j, cid in enumerate(state.field("display")):
         if cid >= 0:
-            lines += wrap(f"    {j + 1}: {names[int(g.tables[E.T_CARD_TYPE + cid])]:<19} "
+            lines += wrap(f"    {j + 1}: {names[int(g.tables[E.T_CARD_TYPE + cid])]:<24} "
                           f"price {price_text(g, j, int(cid))}", width, indent=" " * 8)
     return "\n".join(lines)
 
@@ -190,18 +215,38 @@ def status_lines(state, p: int, width: int = WIDTH, who: str = "You") -> list[st
             + pack(_colonists_text(state, p).split("; "), width, first="  colonists: ", indent="    "))
 
 
-def score_table(state) -> str:
+def score_table(state, names: Sequence[str] | None = None) -> str:
     """Each player's VP by god and in total (at most 78 characters a line) under "Final scores",
-    or "Scores if the game ended now" while the game runs, and the winner once it is over."""
+    or "Scores if the game ended now" while the game runs, and once it is over the winner's line
+    (:func:`winner_line`, naming each player's agent when ``names`` is given)."""
     table = state.score_breakdown()
     lines = ["Final scores" if state.is_terminal() else "Scores if the game ended now",
              "player" + "".join(f"{c:>9}" for c in SCORE_COLUMNS) + f"{'total':>9}"]
     for p, row in enumerate(table):
         lines.append(f"{p:>6}" + "".join(f"{int(v):>9}" for v in row) + f"{int(row.sum()):>9}")
-    winner = state.winner()
+    winner = winner_line(state, names)
     if winner is not None:
-        lines.append(f"Winner (after tie-break): player {winner}")
+        lines += wrap(winner)
     return "\n".join(lines)
+
+
+def winner_line(state, names: Sequence[str] | None = None) -> str | None:
+    """``Winner: player 1 (heuristic) with 87 VP``, or None while the game runs. Only when the most
+    VP are tied does it say the tie-break decided, and with whom it was tied (the rules' tie-break:
+    the Praefectus Magnus holder, then whoever would receive it soonest)."""
+    w = state.winner()
+    if w is None:
+        return None
+    scores = state.scores()
+
+    def who(p: int) -> str:
+        return f"player {p}" + (f" ({names[p]})" if names is not None else "")
+
+    tied = [p for p in range(len(scores)) if p != w and scores[p] == scores[w]]
+    if not tied:
+        return f"Winner: {who(w)} with {scores[w]} VP"
+    return (f"Winner after tie-break: {who(w)} with {scores[w]} VP, tied with {', '.join(map(who, tied))}; "
+            "the tie goes to the Praefectus Magnus holder, or whoever would receive it soonest")
 
 
 class TurnPrinter:

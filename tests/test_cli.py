@@ -87,6 +87,34 @@ def test_human_chooses_by_group_then_item_or_by_number():
     assert lines[-len(status):] == status
 
 
+def test_an_option_keeps_its_number_through_the_steps_of_one_card_action():
+    st = architectus_turn()
+    human = HumanAgent(scripted([]), io.StringIO())
+    human.reset(0)
+    seen: dict[int, int] = {}  # action -> number, over the whole Architectus action
+    steps = 0
+    while st.current_player == 0 and st.phase_name != "play a card":
+        first = human._menu(st)
+        numbers = first.numbering
+        for action, number in numbers.items():  # an option seen before keeps its number ...
+            assert seen.get(action, number) == number, (action, seen.get(action), number)
+        new = {n for a, n in numbers.items() if a not in seen}
+        assert not new & set(seen.values())  # ... and a number seen before never means a new option
+        seen.update(numbers)
+        # the player types what the menu showed: the number picks that option
+        move = next((a for a in st.legal_actions() if "move" in st.action_to_string(a)), st.legal_actions()[-1])
+        action, _, prompts = ask(st, [str(numbers[move])], human)
+        assert action == move
+        if len(numbers) != max(numbers.values()):  # gaps left by earlier steps: the prompt does not say 1-N
+            assert prompts[-1].startswith("Your choice (") and f"1-{len(numbers)};" not in prompts[-1]
+        st.apply(action)
+        steps += 1
+    assert steps >= 3
+    # the next card play starts the numbering afresh
+    sc.set_turn(st, 0)
+    assert sorted(human._menu(st).numbering.values()) == list(range(1, len(st.legal_actions()) + 1))
+
+
 def test_bad_input_reprompts_with_one_line_and_never_changes_the_game():
     st = architectus_turn()
     before, mask = st.s.copy(), st.legal_action_mask()
@@ -160,7 +188,10 @@ def test_play_to_the_end_always_choosing_option_one(capsys, tmp_path):
     path = tmp_path / "game.json"
     assert main(PLAY + ["--seed", "2", "--seat", "1", "--save", str(path)], input_fn=always("1")) == 0
     out = capsys.readouterr().out
-    assert "Final scores" in out and "Winner (after tie-break)" in out
+    assert "Final scores" in out and out.count("Winner") == 1
+    record = load_record(path)
+    w = record["result"]["winner"]
+    assert f"Winner: player {w} ({record['agents'][w]}) with {record['result']['scores'][w]} VP" in out
     assert "You (player 1) finished" in out
     assert "player 0 (random): play " in out  # opponents' moves, one line each
     assert "player 1 (you): " in out
@@ -291,7 +322,7 @@ def saved_game(tmp_path, capsys):
 
 
 def _final_scores(text: str) -> str:
-    return text[text.index("Final scores"):text.index("Winner (after tie-break)")]
+    return text[text.index("Final scores"):text.index("Winner")]
 
 
 def test_replay_no_pause_prints_final_scores_that_match(capsys, saved_game):
@@ -441,3 +472,28 @@ def test_help_names_the_agent_specs_and_warns_about_untrusted_zips(command, caps
     text = " ".join(capsys.readouterr().out.split())
     assert "ppo (the released policies: numpy weights, no torch needed)" in text
     assert "A .zip is loaded with pickle and can run code from the file: use only .zip files you trust." in text
+
+
+@pytest.mark.parametrize("argv", [
+    ["play", "--seed", "9" * 4000], ["play", "--seed", "9" * 5000], ["demo", "--seed", "-" + "1" * 4000],
+    ["play", "--players", "7" * 4000], ["serve", "--port", "8" * 4000], ["tournament", "--agents", "random,random",
+                                                                          "--map", "italia", "--players", "2",
+                                                                          "--games", "3" * 4000],
+], ids=["seed", "seed-past-int-limit", "negative-seed", "players", "port", "games"])
+def test_huge_numbers_in_error_lines_are_cut(argv, capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(argv, input_fn=scripted([]))
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    line = err.strip().splitlines()[-1]
+    assert "Traceback" not in err and line.startswith("concordia ") and ": error: " in line
+    assert len(line) < 300 and "... (" in line and " digits)" in line, line
+
+
+def test_seeds_are_0_to_2_63_minus_1(capsys):
+    with pytest.raises(SystemExit):
+        main(["play", "--seed", str(2**63)])
+    assert f"--seed: must be 0..{2**63 - 1}, got {2**63}" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["demo", "--seed", "-1"])
+    assert "must be 0.." in capsys.readouterr().err

@@ -188,8 +188,9 @@ def test_short_decisions_show_everything_with_columns():
     assert menu.view() == [
         "Player 0 (you): play a card (card play 1 of the game)",
         "cards in your hand:",
-        "   1 Tribunus                3 Praefectus              5 Senator",
-        "   2 Architectus             4 Mercator (3)            6 Diplomat (Jupiter)",
+        "   1 Tribunus (Mars)                       4 Mercator (3, Mercurius)",
+        "   2 Architectus (Jupiter)                 5 Senator (Vesta)",
+        "   3 Praefectus (Saturnus)                 6 Diplomat (Jupiter)",
     ]
     assert menu.prompt == "Your choice (1-6; h for help): "
     with pytest.raises(ValueError, match="no group 'z'"):

@@ -13,7 +13,16 @@ from pettingzoo.test import render_test
 
 import concordia_env as ce
 from concordia_env import scenario as sc
-from concordia_env.render import WIDTH, TurnPrinter, pack, score_table, state_to_text, status_lines
+from concordia_env.render import (
+    WIDTH,
+    TurnPrinter,
+    card_label,
+    pack,
+    score_table,
+    state_to_text,
+    status_lines,
+    winner_line,
+)
 
 matplotlib.use("Agg")  # headless: "human" draws into an off-screen figure
 
@@ -93,8 +102,9 @@ def test_status_block_and_score_table():
     assert status_lines(st, 1) == [
         "You (P1) [Praefectus Magnus]: 5 sestertii; VP now 9; houses left 15",
         "  goods: 1 brick, 2 food, 1 tools, 1 wine, 1 cloth; storehouse 9/12 slots used",
-        "  hand: Tribunus, 2x Architectus, Mercator (5), Senator, Consul,",
-        "    Diplomat (Jupiter), Diplomat (Saturnus); discard top: Praefectus",
+        "  hand: Tribunus (Mars), 2x Architectus (Jupiter), Mercator (5, Mercurius),",
+        "    Senator (Vesta), Consul (Jupiter), Diplomat (Jupiter), Diplomat (Saturnus);",
+        "    discard top: Praefectus (Saturnus)",
         "  colonists: land Roma, (Aquileia–Roma); sea (Massilia–Roma)",
     ]
     assert score_table(st).splitlines() == [
@@ -136,3 +146,57 @@ def test_board_and_turn_lines_fit_80_columns(map_name, n):
     lines += out.getvalue().splitlines()
     assert max(map(len, lines)) <= WIDTH, [ln for ln in lines if len(ln) > WIDTH]
     assert out.getvalue().startswith("Turn   0, player ")
+
+
+class _Finished:
+    """A finished game's scores as :func:`score_table` reads them, with the winner the rules' tie-break picks."""
+
+    def __init__(self, totals: list[int], winner: int) -> None:
+        self.totals, self.w = totals, winner
+
+    def is_terminal(self) -> bool:
+        return True
+
+    def score_breakdown(self):
+        import numpy as np
+
+        return np.array([[t, 0, 0, 0, 0, 0, 0] for t in self.totals])
+
+    def scores(self) -> list[int]:
+        return list(self.totals)
+
+    def winner(self) -> int:
+        return self.w
+
+
+def test_the_winner_is_named_once_and_a_tie_break_only_for_a_tie():
+    untied = score_table(_Finished([40, 52, 47], 1), ["random", "heuristic", "mcts"]).splitlines()
+    assert untied[-1] == "Winner: player 1 (heuristic) with 52 VP"
+    assert sum("Winner" in line for line in untied) == 1 and "tie-break" not in "\n".join(untied)
+    tied = score_table(_Finished([52, 52, 47], 1)).splitlines()
+    assert "\n".join(tied).count("Winner") == 1
+    assert tied[-2].startswith("Winner after tie-break: player 1 with 52 VP, tied with player 0;")
+    assert all(len(line) <= WIDTH for line in tied)
+    assert winner_line(_Finished([3, 3, 3], 2)).startswith(
+        "Winner after tie-break: player 2 with 3 VP, tied with player 0, player 1;")
+
+
+def test_cards_are_listed_with_their_god_and_the_header_counts_card_plays_as_the_menu():
+    from concordia_env.menu import build_menu
+    from concordia_env.state import new_game
+
+    assert [card_label(*x) for x in (("Farmer", "Minerva"), ("Mercator (3)", "Mercurius"),
+                                     ("Diplomat (Jupiter)", "Jupiter"))] == [
+        "Farmer (Minerva)", "Mercator (3, Mercurius)", "Diplomat (Jupiter)"]
+    st = new_game("italia", 2, seed=3)
+    for _ in range(12):
+        text = state_to_text(st)
+        plays = int(st.field("turn"))
+        assert f", card play {plays + 1}, player {st.current_player} to decide: " in text.splitlines()[0]
+        if st.phase == 0:
+            assert f"(card play {plays + 1} of the game)" in build_menu(st, "you").title
+        st.apply(st.legal_actions()[0])
+    labels = {card_label(t.name, t.god) for t in st.game.components.card_types}
+    display = [ln.split(": ", 1)[1].split(" price ")[0].strip() for ln in state_to_text(st).splitlines()
+               if " price " in ln]
+    assert len(display) == 7 and set(display) <= labels  # every display card with its god

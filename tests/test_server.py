@@ -118,7 +118,7 @@ def test_page_and_static_view(tmp_path):
         assert "function concordiaDrawing(D)" in page and "@@" not in page  # the viewer's drawing, inlined
         assert "http://" not in page and "https://" not in page and "<script src" not in page
         status, view, _ = call(server, "GET", "/api/game")
-        assert status == 200 and view["map"] == "italia" and view["seed"] == SEED and view["seat"] == SEAT
+        assert status == 200 and view["map"] == "italia" and view["seed"] == str(SEED) and view["seat"] == SEAT
         assert view["agents"] == ["you", "random"] and len(view["board"]["cities"]) == 26
         status, state, _ = call(server, "GET", "/api/state")
         assert status == 200 and len(state["frame"]) == view["frame_size"]
@@ -257,7 +257,7 @@ def test_new_game_from_the_page(tmp_path):
         status, state, _ = call(server, "POST", "/api/new", {"seed": 42})
         assert status == 200 and state["game"] == 2 and session.setup.seed == 42
         assert state["save"] == str(tmp_path / "game-seed42.json") and Path(state["save"]).exists()
-        assert call(server, "GET", "/api/game")[1]["seed"] == 42
+        assert call(server, "GET", "/api/game")[1]["seed"] == "42"  # text: JS numbers round big seeds
         status, state, _ = call(server, "POST", "/api/new", {})
         assert status == 200 and session.setup.seed == 43 and state["game"] == 3
     assert len(load_record(first)["actions"]) == call_log  # the first game's record is kept
@@ -454,6 +454,55 @@ def test_browser_plays_a_whole_game(tmp_path):
     assert min(clicks.values()) > 0, clicks  # the list, the map, the cards, and a place shared by several moves
     assert problems == []
     print(f"\nbrowser game: {len(record['actions'])} actions, clicks {clicks}", file=sys.stderr)
+
+
+@needs_chromium
+@needs_playwright
+@pytest.mark.parametrize("width, height", [(1366, 768), (1400, 1000), (1024, 768)])
+def test_the_card_display_is_on_screen_when_its_cards_are_the_targets(tmp_path, width, height):
+    session = new_session(tmp_path)
+    senator = [t.name for t in session.state.game.components.card_types].index("Senator")
+    session.play(E.A_PLAY + senator, len(session.actions))
+    assert session.state.phase == E.PH_BUY
+    problems: list[str] = []
+    with served(session) as server, browser_tab(problems) as tab:
+        tab.set_viewport_size({"width": width, "height": height})
+        tab.goto(server.url)
+        tab.wait_for_function("() => document.body.dataset.ready === '1'", timeout=15000)
+        assert "click a highlighted place or card" in tab.inner_text("#status")
+        shown = tab.evaluate("""() => {
+            const bar = document.getElementById("bar").getBoundingClientRect();
+            return Array.from(document.querySelectorAll("#display .dcard.target")).map(function (c) {
+                const r = c.getBoundingClientRect();
+                return r.top >= bar.bottom && r.bottom <= window.innerHeight && r.left >= 0 && r.right <= window.innerWidth;
+            });
+        }""")
+        assert len(shown) == len([a for a in session.state.legal_actions() if target_of(a) and target_of(a)[0] == "display"])
+        assert shown and all(shown), shown  # every card to buy is on screen, below the status bar
+        if width >= 1366:  # the board and the display fit together: nothing had to scroll
+            assert tab.evaluate("() => window.scrollY") == 0
+    assert problems == []
+
+
+@needs_chromium
+@needs_playwright
+def test_the_page_keeps_a_seed_past_2_53_whole(tmp_path):
+    seed = 2**53 + 1  # a JavaScript number would make it 9007199254740992
+    session = new_session(tmp_path, seed=seed)
+    problems: list[str] = []
+    with served(session) as server, browser_tab(problems) as tab:
+        tab.goto(server.url)
+        tab.wait_for_function("() => document.body.dataset.ready === '1'", timeout=15000)
+        assert f"seed {seed} " in tab.inner_text("#title")
+        assert tab.input_value("#newSeed") == str(seed + 1)
+        tab.click("#newGame")
+        tab.wait_for_function("() => document.body.dataset.game === '2' && document.body.dataset.busy === '0'",
+                              timeout=20000)
+        assert session.setup.seed == seed + 1 and f"seed {seed + 1} " in tab.inner_text("#title")
+        tab.fill("#newSeed", "12x")
+        tab.click("#newGame")
+        assert "whole number" in tab.inner_text("#message") and session.game_id == 2
+    assert problems == []
 
 
 # ---------------------------------------------------------------- the screenshot in docs/serve.md

@@ -304,3 +304,22 @@ def test_browser_loads_steps_and_draws(page, record, tmp_path):
     assert share(board_box, (0xA1, 0x7A, 0x52)) > 0.002  # land routes drawn (brown at 80% opacity)
     assert share(board_box, (0xF3, 0xD3, 0x4A)) > 0.0005  # food cities
     assert share(panel_box, (0xE4, 0x1A, 0x1C)) > 0.001  # player 0's red in its panel
+
+
+def test_a_seed_past_2_53_is_shown_whole(tmp_path):
+    """A JavaScript number rounds integers from 2**53 on: the page gets the seed as a string of
+    digits and shows it whole (in the title the page's script writes, checked in Chromium when one
+    is installed)."""
+    from concordia_env.arena.records import partial_record
+
+    seed = 2**53 + 1  # as a JavaScript number: 9007199254740992
+    record = partial_record("italia", 2, seed, ["heuristic", "random"], [])
+    page = replay_html(record)
+    assert _embedded(page)["seed"] == str(seed) == "9007199254740993"
+    if CHROMIUM is None:
+        return
+    path = tmp_path / "big-seed.html"
+    path.write_text(page, encoding="utf-8")
+    dom = _chromium_cli("--dump-dom", path.as_uri()).stdout
+    assert 'data-ready="1"' in dom
+    assert re.search(r'id="title">[^<]*seed 9007199254740993[,<]', dom), re.search(r'id="title">[^<]*<', dom)

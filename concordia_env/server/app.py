@@ -11,32 +11,55 @@ path                  method  answers
 ``/api/new``          POST    ``{"seed": s}`` (optional): a new game; the new state
 ====================  ======  ==================================================================
 
-Errors answer ``{"error": "one line"}``: 400 for a malformed or illegal move, 409 for a stale one
-(the game is unchanged either way), 404, 405, 411, 413 and 415 for requests the API does not take.
-A POST must say ``Content-Type: application/json``, which a page from another site cannot send
-without the browser asking first (and this server never allows it), so only the play page moves.
+Errors answer ``{"error": "one line"}``: 400 for a malformed request or an illegal move, 409 for a
+stale one (the game is unchanged either way), 403 for a request that may not play (below), 404,
+405, 408, 411, 413 and 415 for requests the API does not take. A POST must say
+``Content-Type: application/json``, which a page from another site cannot send without the browser
+asking first (and this server never allows it), so only the play page moves. No page may show this
+one in a frame (``frame-ancestors 'none'``, ``X-Frame-Options: DENY``).
+
+Who may play: on a loopback address, requests naming it (or ``localhost``) in their ``Host``
+header (a web page whose name was pointed at this machine gets 403). On any other address
+(``--host 0.0.0.0``), anyone on the network could reach the port, so every request must carry the
+server's random token: the address it prints ends in ``?token=...``, the page's answer sets it as a
+cookie for this server's port (``SameSite=Strict``), and the page's API calls carry that cookie (or
+an ``X-Concordia-Token`` header); 403 without it.
+
+Every connection has :data:`REQUEST_TIMEOUT` seconds for each read and write, so half-sent requests
+do not pile up; a browser that goes away mid-answer is not an error worth a traceback.
 """
 
 from __future__ import annotations
 
+import hmac
 import ipaddress
 import json
+import secrets
 import socket
 import sys
 from collections.abc import Callable
 from http import HTTPStatus
+from http.cookies import CookieError, SimpleCookie
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 from ..viewer.html import assemble, asset
-from .session import GameSession, MoveRejected
+from .session import GameSession, MoveRejected, shown
 
 #: the largest request body taken (a move is a few dozen bytes)
 MAX_BODY = 4096
-#: what the play page may load: its own inline code and style, and the API of this server
+#: seconds a connection may take for each read or write before it is closed
+REQUEST_TIMEOUT = 10.0
+#: what the play page may load (its own inline code and style, and the API of this server), and
+#: that no page may frame it
 PAGE_POLICY = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
-               "connect-src 'self'; img-src data:; base-uri 'none'; form-action 'none'")
+               "connect-src 'self'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+#: the headers of every answer besides its type and length
+COMMON_HEADERS = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff", "X-Frame-Options": "DENY",
+                  "Content-Security-Policy": "frame-ancestors 'none'"}
+#: the header a script may carry the token in instead of the cookie
+TOKEN_HEADER = "X-Concordia-Token"
 
 
 def play_page() -> str:
@@ -51,20 +74,50 @@ class PlayServer(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_port = False  # never share the port with another server
 
-    def __init__(self, address: tuple[str, int], session: GameSession | None = None) -> None:
+    def __init__(self, address: tuple[str, int], session: GameSession | None = None,
+                 request_timeout: float = REQUEST_TIMEOUT) -> None:
         if ":" in address[0]:
             self.address_family = socket.AF_INET6
         super().__init__(address, PlayHandler)
         self.session = session
+        self.request_timeout = request_timeout
         self.page = play_page().encode("utf-8")
+        #: on a loopback address None (the Host check guards it); else what every request must carry
+        self.token: str | None = None if self.loopback else secrets.token_urlsafe(24)
+
+    @property
+    def host(self) -> str:
+        host = self.server_address[0]
+        if isinstance(host, bytes):  # pragma: no cover - only for AF_UNIX servers
+            host = host.decode()
+        return str(host)
+
+    @property
+    def loopback(self) -> bool:
+        """Whether only this machine can reach the server (127.0.0.0/8, ``::1``)."""
+        return ipaddress.ip_address(self.host).is_loopback
+
+    @property
+    def cookie_name(self) -> str:
+        """The token's cookie, one per port: cookies are shared by every port of a host."""
+        return f"concordia_token_{self.server_address[1]}"
 
     @property
     def url(self) -> str:
-        """The page's address, e.g. ``http://127.0.0.1:8765/``."""
-        host, port = self.server_address[:2]
-        if isinstance(host, bytes):  # pragma: no cover - only for AF_UNIX servers
-            host = host.decode()
-        return f"http://[{host}]:{port}/" if ":" in host else f"http://{host}:{port}/"
+        """The page's address, e.g. ``http://127.0.0.1:8765/``, with ``?token=...`` when the server
+        needs one (listening beyond this machine)."""
+        host, port = self.host, self.server_address[1]
+        base = f"http://[{host}]:{port}/" if ":" in host else f"http://{host}:{port}/"
+        return base + (f"?token={self.token}" if self.token else "")
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A request that failed outside the API's own error answers: a browser that closed the
+        connection or timed out is no error; anything else is one line on the terminal, never a
+        traceback."""
+        exc = sys.exc_info()[1]
+        if isinstance(exc, (ConnectionError, TimeoutError)):
+            return
+        print(f"concordia serve: error answering a request: {type(exc).__name__}: {exc}", file=sys.stderr)
 
 
 class PlayHandler(BaseHTTPRequestHandler):
@@ -75,14 +128,21 @@ class PlayHandler(BaseHTTPRequestHandler):
     error_content_type = "application/json"
     error_message_format = '{"error": "%(code)d %(message)s"}'
 
+    def setup(self) -> None:
+        self.request.settimeout(self.server.request_timeout)  # every read and write of the connection
+        super().setup()
+
     # ------------------------------------------------------------ routing
     def do_GET(self) -> None:  # noqa: N802 - the name http.server calls
         path = urlsplit(self.path).path
-        if not self._host_allowed():
+        if not self._allowed():
             return
         if path in ("/", "/index.html"):
-            self._send(HTTPStatus.OK, self.server.page, "text/html; charset=utf-8",
-                       {"Content-Security-Policy": PAGE_POLICY})
+            headers = {"Content-Security-Policy": PAGE_POLICY}
+            if self.server.token:  # the page's own calls carry the token as a cookie of this port
+                headers["Set-Cookie"] = (f"{self.server.cookie_name}={self.server.token}; Path=/; HttpOnly; "
+                                         "SameSite=Strict")
+            self._send(HTTPStatus.OK, self.server.page, "text/html; charset=utf-8", headers)
         elif path == "/api/game":
             self._answer(lambda session: session.view())
         elif path == "/api/state":
@@ -92,7 +152,7 @@ class PlayHandler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:  # noqa: N802 - the name http.server calls
         path = urlsplit(self.path).path
-        if not self._host_allowed():
+        if not self._allowed():
             return
         if path == "/api/move":
             self._answer(lambda session, body: session.play(body.get("action"), body.get("decision")), body=True)
@@ -123,13 +183,33 @@ class PlayHandler(BaseHTTPRequestHandler):
     do_DELETE = do_PATCH = do_PUT  # noqa: N815
 
     # ------------------------------------------------------------ helpers
+    def _allowed(self) -> bool:
+        """Whether this request may see and play the game (see the module doc); a 403 answer if not."""
+        if self.server.token is None:
+            return self._host_allowed()
+        if any(hmac.compare_digest(given.encode(), self.server.token.encode()) for given in self._tokens()):
+            return True
+        self._json(HTTPStatus.FORBIDDEN, {"error": "this server plays only with its token: open the address it "
+                                                   "printed, which ends in ?token=..."})
+        return False
+
+    def _tokens(self) -> list[str]:
+        """The tokens the request carries: in the query, the header, the cookie."""
+        found = parse_qs(urlsplit(self.path).query).get("token", [])
+        found += self.headers.get_all(TOKEN_HEADER) or []
+        try:
+            cookie = SimpleCookie(self.headers.get("Cookie", ""))
+        except CookieError:
+            cookie = SimpleCookie()
+        if self.server.cookie_name in cookie:
+            found.append(cookie[self.server.cookie_name].value)
+        return found
+
     def _host_allowed(self) -> bool:
         """On a loopback address, only requests naming it (or ``localhost``) in their ``Host``
         header are answered (403 otherwise): a web page whose name was pointed at this machine
-        (DNS rebinding) cannot reach the game. A server on another address answers any name."""
-        host = str(self.server.server_address[0])
-        if not ipaddress.ip_address(host).is_loopback:
-            return True
+        (DNS rebinding) cannot reach the game."""
+        host = self.server.host
         port = self.server.server_address[1]
         allowed = {f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}", f"{host}:{port}"}
         if self.headers.get("Host", "").lower() in allowed:
@@ -150,11 +230,21 @@ class PlayHandler(BaseHTTPRequestHandler):
         if kind != "application/json":
             raise MoveRejected(HTTPStatus.UNSUPPORTED_MEDIA_TYPE, "send the request body as application/json")
         length = self.headers.get("Content-Length")
-        if length is None or not length.isdigit():
+        if length is None:
             raise MoveRejected(HTTPStatus.LENGTH_REQUIRED, "the request needs a Content-Length")
-        if int(length) > MAX_BODY:
+        length = length.strip()
+        # ASCII digits only: int() also reads other scripts' digits, and str.isdigit() takes '²'
+        if not (length.isascii() and length.isdigit()):
+            raise MoveRejected(HTTPStatus.BAD_REQUEST, f"the Content-Length must be a number of bytes, got "
+                                                       f"{shown(length)}")
+        if len(length) > 6 or int(length) > MAX_BODY:
             raise MoveRejected(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, f"the request body is over {MAX_BODY} bytes")
-        raw = self.rfile.read(int(length))
+        try:
+            raw = self.rfile.read(int(length))
+        except TimeoutError:
+            raise MoveRejected(HTTPStatus.REQUEST_TIMEOUT, "the request body did not arrive in time") from None
+        if len(raw) != int(length):
+            raise MoveRejected(HTTPStatus.BAD_REQUEST, "the request body is shorter than its Content-Length")
         try:
             body = json.loads(raw.decode("utf-8")) if raw.strip() else {}
         except (UnicodeDecodeError, ValueError, RecursionError) as exc:
@@ -170,9 +260,7 @@ class PlayHandler(BaseHTTPRequestHandler):
         self.send_response(status)
         self.send_header("Content-Type", kind)
         self.send_header("Content-Length", str(len(body)))
-        self.send_header("Cache-Control", "no-store")
-        self.send_header("X-Content-Type-Options", "nosniff")
-        for key, value in (headers or {}).items():
+        for key, value in {**COMMON_HEADERS, **(headers or {})}.items():
             self.send_header(key, value)
         self.end_headers()
         self.wfile.write(body)
@@ -181,7 +269,8 @@ class PlayHandler(BaseHTTPRequestHandler):
         """Quiet: the terminal shows the URL, game ends and errors, not every request."""
 
 
-def make_server(host: str, port: int, session: GameSession | None = None) -> PlayServer:
+def make_server(host: str, port: int, session: GameSession | None = None,
+                request_timeout: float = REQUEST_TIMEOUT) -> PlayServer:
     """A :class:`PlayServer` listening on ``host:port`` (0: a free port); ``OSError`` if it cannot
     (a port in use, an address not of this machine). Give it a session before serving."""
-    return PlayServer((host, port), session)
+    return PlayServer((host, port), session, request_timeout)

@@ -24,6 +24,8 @@ from ..cli import (
     kernel_groups,
     load_resumable,
     opponent_specs,
+    record_opponents,
+    seed_arg,
 )
 
 if TYPE_CHECKING:  # the session brings in the arena and the environment: loaded when serving
@@ -33,7 +35,6 @@ if TYPE_CHECKING:  # the session brings in the arena and the environment: loaded
 #: where the server listens unless told: this machine only
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 def add_serve_arguments(p: argparse.ArgumentParser, setup_args: Callable[[argparse.ArgumentParser], None]) -> None:
@@ -45,12 +46,14 @@ def add_serve_arguments(p: argparse.ArgumentParser, setup_args: Callable[[argpar
                    help=f"one agent spec for every other seat, or a comma list of players-1 specs "
                         f"(default {DEFAULT_OPPONENT}; with --resume, the record's agents)")
     p.add_argument("--seat", type=int, default=None, help="your seat, 0..players-1 (default 0)")
-    p.add_argument("--seed", type=int, default=0, help="game setup seed (default 0)")
+    p.add_argument("--seed", type=seed_arg, default=0, help="game setup seed (default 0)")
     p.add_argument("--save", metavar="FILE", help="the game record, saved after every move (default: a free "
                    "concordia-MAP-Np-seedS.json here; with --resume, RECORD). New games from the page are "
                    "saved beside it")
     p.add_argument("--resume", metavar="RECORD", help="continue the unfinished game in RECORD (from concordia "
-                   "serve or concordia play; map, players, seed and your seat come from the record)")
+                   "serve or concordia play; map, players, seed and your seat come from the record; so do the "
+                   "agents, unless one loads a file: a model file named only by a record is never loaded, name "
+                   "it in --agents)")
     p.add_argument("--host", default=DEFAULT_HOST, help=f"address to listen on (default {DEFAULT_HOST}: "
                    "this machine only)")
     p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0: a free one)")
@@ -88,9 +91,9 @@ def _resume_setup(args: argparse.Namespace) -> tuple[Setup, list[str], list[int]
     from .session import Setup
 
     record, seat = load_resumable(args.resume, args.seat)
-    names, n = record["agents"], record["players"]
+    n = record["players"]
     others = (other_specs(args.agents, n) if args.agents is not None
-              else [name for k, name in enumerate(names) if k != seat])
+              else record_opponents(record, seat, args.resume, "--agents"))
     verify_record(record)
     specs = others[:seat] + [HUMAN_NAME] + others[seat:]
     return (Setup(record["map"], n, record["seed"], seat, record["intermediate_scoring"]), specs,
@@ -164,9 +167,9 @@ def _greet(url: str, args: argparse.Namespace, setup: Setup, names: list[str], s
     resumed = f", continuing {args.resume} after its {resumed_after} actions" if args.resume else ""
     print(f"Concordia: {setup.map_name}, {setup.players} players, seed {setup.seed}{resumed} ({seats})", file=out)
     print(f"Game record saved after every move to {session.save_path}", file=out)
-    if args.host not in LOOPBACK:
-        print(f"warning: listening on {args.host}: anyone who can reach this machine can open the game",
-              file=sys.stderr)
+    if "?token=" in url:  # listening beyond this machine (see app.PlayServer.token)
+        print(f"warning: listening on {args.host}: anyone who can reach this machine and has the address below "
+              "(with its token) can play", file=sys.stderr)
     print(f"Play at {url}  (Ctrl-C stops the server)", file=out, flush=True)
 
 

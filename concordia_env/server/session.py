@@ -30,6 +30,7 @@ import numpy as np
 from .. import engine as E
 from ..agents.base import Agent
 from ..arena.records import AgentError, agent_seed, partial_record, save_record
+from ..cli import MAX_SEED, SHOWN_DIGITS, cut_numbers, short_text
 from ..encoding import observation
 from ..state import GameState, new_game
 from ..viewer.snapshots import frame_vector, layout_for, static_view
@@ -68,6 +69,26 @@ def free_path(path: Path) -> Path:
     while (candidate := path.with_name(f"{path.stem}-{k}{path.suffix}")).exists():
         k += 1
     return candidate
+
+
+def check_page_seed(seed: Any) -> int:
+    """A new game's seed from the page: an integer 0..:data:`MAX_SEED` or such a number written
+    in ASCII digits; :class:`MoveRejected` (400) naming what was wrong otherwise."""
+    if isinstance(seed, str) and seed.isascii() and seed.isdigit() and len(seed) <= 19:
+        seed = int(seed)
+    if not _is_int(seed):
+        raise MoveRejected(400, f"'seed' must be an integer 0..{MAX_SEED}, got {shown(seed)}")
+    if not 0 <= seed <= MAX_SEED:
+        raise MoveRejected(400, f"'seed' must be 0..{MAX_SEED}, got {shown(seed)}")
+    return seed
+
+
+def shown(value: Any) -> str:
+    """A value from a request as a message shows it: huge numbers cut, anything else at most 60
+    characters (a request may hold a 4,000-character string)."""
+    if _is_int(value) and abs(value) >= 10**SHOWN_DIGITS:
+        return cut_numbers(str(value)) if value.bit_length() < 13000 else f"an integer of {value.bit_length()} bits"
+    return cut_numbers(short_text(repr(value), 60))
 
 
 def _is_int(x: Any) -> bool:
@@ -180,12 +201,12 @@ class GameSession:
         :class:`MoveRejected` (the game unchanged) for a malformed, stale, out-of-turn or illegal move."""
         with self.lock:
             if not _is_int(action):
-                raise MoveRejected(400, f"'action' must be an integer action id, got {action!r}")
+                raise MoveRejected(400, f"'action' must be an integer action id, got {shown(action)}")
             if not _is_int(decision):
-                raise MoveRejected(400, f"'decision' must be the integer decision number, got {decision!r}")
+                raise MoveRejected(400, f"'decision' must be the integer decision number, got {shown(decision)}")
             now = len(self.actions)
             if decision != now:
-                raise MoveRejected(409, f"decision {decision} is stale: the game is at decision {now} "
+                raise MoveRejected(409, f"decision {shown(decision)} is stale: the game is at decision {now} "
                                         "(the page is out of date; it reloads the game)")
             state = self.state
             if state.is_terminal():
@@ -193,11 +214,14 @@ class GameSession:
             if state.current_player != self.setup.seat:  # pragma: no cover - agents always play up to the human
                 raise MoveRejected(409, f"player {state.current_player} is to decide, not you")
             if not 0 <= action < E.NUM_ACTIONS:
-                raise MoveRejected(400, f"action {action} does not exist (action ids run 0..{E.NUM_ACTIONS - 1})")
+                raise MoveRejected(400, f"action {shown(action)} does not exist (action ids run 0..{E.NUM_ACTIONS - 1})")
             if not state.legal_action_mask()[action]:
                 raise MoveRejected(400, f"action {action} ({state.action_to_string(action)}) is not legal now "
                                         f"({state.phase_name}); choose one of the moves offered")
             self._apply(action)
+            if not self.state.is_terminal():
+                # saved before the agents think: stopping the server while they do keeps this move
+                self._save()
             try:
                 self._advance()
             finally:
@@ -206,17 +230,23 @@ class GameSession:
 
     def new_game(self, seed: Any = None) -> dict[str, Any]:
         """Start a new game with the same map, players, seat and agents, set up from ``seed``
-        (default: the last seed + 1), saved to a new record (``next_save``); the new :meth:`status`.
-        :class:`MoveRejected` (400) for a seed that is not an integer."""
+        (an integer 0..:data:`MAX_SEED`, or one written as a string of digits, since the page keeps
+        seeds as text; default: the last seed + 1), saved to a new record (``next_save``); the new
+        :meth:`status`. :class:`MoveRejected` (400) for any other seed. If the new game cannot be
+        set up (its record path, an agent's error), the game before it is kept as it was."""
         with self.lock:
-            if seed is None:
-                seed = self.setup.seed + 1
-            if not _is_int(seed):
-                raise MoveRejected(400, f"'seed' must be an integer, got {seed!r}")
-            self.setup = replace(self.setup, seed=seed)
-            self.save_path = self.next_save(seed)
-            self.game_id += 1
-            self._start(())
+            seed = check_page_seed(self.setup.seed + 1 if seed is None else seed)
+            before = (self.setup, self.save_path, self.game_id, self.state, self.layout, self.actions, self.log,
+                      self.record, self.save_error)
+            try:
+                self.save_path = self.next_save(seed)
+                self.setup = replace(self.setup, seed=seed)
+                self.game_id += 1
+                self._start(())
+            except BaseException:
+                (self.setup, self.save_path, self.game_id, self.state, self.layout, self.actions, self.log,
+                 self.record, self.save_error) = before
+                raise
             return self.status()
 
     # ------------------------------------------------------------ what the page shows

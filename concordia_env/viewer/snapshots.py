@@ -167,7 +167,8 @@ def _cards(state: GameState) -> dict[str, Any]:
 
 def static_view(state: GameState, agents: list[str], seed: int) -> dict[str, Any]:
     """What a page needs to draw any moment of ``state``'s game (set up with ``seed``) besides the
-    frames: the setup (``map``, ``players``, ``seed``, ``intermediate_scoring``, ``agents`` by seat), ``layout`` and
+    frames: the setup (``map``, ``players``, ``seed`` as a string of digits, since a JavaScript number rounds
+    integers from 2**53 on, ``intermediate_scoring``, ``agents`` by seat), ``layout`` and
     ``frame_size`` (see :func:`frame_layout`), ``board``, ``cards`` and the names and colours of
     goods, gods, phases and players. Shared by the replay viewer and the play page of
     ``concordia serve`` (:mod:`concordia_env.server`)."""
@@ -176,7 +177,7 @@ def static_view(state: GameState, agents: list[str], seed: int) -> dict[str, Any
     layout = layout_for(state)
     return {
         "format": VIEW_FORMAT, "version": VIEW_VERSION,
-        "map": state.map_name, "players": state.num_players, "seed": int(seed),
+        "map": state.map_name, "players": state.num_players, "seed": str(int(seed)),
         "intermediate_scoring": bool(state.field("intermediate")), "agents": list(agents),
         "layout": layout.to_json(), "frame_size": layout.size,
         "board": _board(state), "cards": _cards(state),
