@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import shlex
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -32,6 +31,7 @@ from concordia_env.game import check_setup_args
 from concordia_env.menu import Menu, build_menu
 from concordia_env.render import WIDTH, TurnPrinter, score_table, state_to_text, status_lines, wrap
 from concordia_env.state import GameState, new_game
+from concordia_env.validation import cut_numbers
 
 from .agents.base import Agent, check_mask, make_agent, parse_spec
 
@@ -78,18 +78,6 @@ Houses are written P0 ... P4 (player 0 ... 4): "Sirmium [brick] houses P0 P3".""
 MAX_SEED = 2**63 - 1
 #: agent-spec options that name a file to load (``policy:path=FILE``, ``az:net=STEM``, ``net:net=STEM``)
 FILE_OPTIONS = ("path", "net")
-#: numbers longer than this are cut in error messages
-SHOWN_DIGITS = 20
-_LONG_NUMBER = re.compile(rf"\d{{{SHOWN_DIGITS + 1},}}")
-
-
-def cut_numbers(text: str, keep: int = 12) -> str:
-    """``text`` with every run of more than :data:`SHOWN_DIGITS` digits cut to its first ``keep``
-    digits and its length (``123456789012... (4000 digits)``), so an error line about a huge number
-    stays one readable line."""
-    return _LONG_NUMBER.sub(lambda m: f"{m.group()[:keep]}... ({len(m.group())} digits)", text)
-
-
 class ArgumentParser(argparse.ArgumentParser):
     """argparse's parser whose error line cuts huge numbers (:func:`cut_numbers`): ``--seed`` with
     4,000 digits is named, not printed in full."""

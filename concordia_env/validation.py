@@ -23,6 +23,7 @@ arbitrary (hostile) integers are safe to check.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -117,6 +118,17 @@ def short_number(value: int, max_digits: int = SHORT_DIGITS) -> str:
         digits += 1
     lead = n // 10**(digits - _LEAD_DIGITS)
     return f"{sign}{lead}… ({digits} digits)"
+
+
+_LONG_NUMBER = re.compile(rf"\d{{{SHORT_DIGITS + 1},}}")
+
+
+def cut_numbers(text: str) -> str:
+    """``text`` with every run of more than :data:`SHORT_DIGITS` digits written as
+    :func:`short_number` writes it, so an error line that quotes a huge number (``--seed`` with
+    4,000 digits) stays one readable line."""
+    return _LONG_NUMBER.sub(lambda m: short_number(int(m.group())) if len(m.group()) <= 4300 else
+                            f"{m.group()[:_LEAD_DIGITS]}… ({len(m.group())} digits)", text)
 
 
 def _short(value: Any) -> str:

@@ -487,7 +487,7 @@ def test_huge_numbers_in_error_lines_are_cut(argv, capsys):
     err = capsys.readouterr().err
     line = err.strip().splitlines()[-1]
     assert "Traceback" not in err and line.startswith("concordia ") and ": error: " in line
-    assert len(line) < 300 and "... (" in line and " digits)" in line, line
+    assert len(line) < 300 and "… (" in line and " digits)" in line, line
 
 
 def test_seeds_are_0_to_2_63_minus_1(capsys):

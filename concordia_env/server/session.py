@@ -30,9 +30,10 @@ import numpy as np
 from .. import engine as E
 from ..agents.base import Agent
 from ..arena.records import AgentError, agent_seed, partial_record, save_record
-from ..cli import MAX_SEED, SHOWN_DIGITS, cut_numbers, short_text
+from ..cli import MAX_SEED, short_text
 from ..encoding import observation
 from ..state import GameState, new_game
+from ..validation import cut_numbers, short_number
 from ..viewer.snapshots import frame_vector, layout_for, static_view
 from .moves import TARGET_KINDS, move_groups, move_targets
 
@@ -86,8 +87,8 @@ def check_page_seed(seed: Any) -> int:
 def shown(value: Any) -> str:
     """A value from a request as a message shows it: huge numbers cut, anything else at most 60
     characters (a request may hold a 4,000-character string)."""
-    if _is_int(value) and abs(value) >= 10**SHOWN_DIGITS:
-        return cut_numbers(str(value)) if value.bit_length() < 13000 else f"an integer of {value.bit_length()} bits"
+    if _is_int(value):
+        return short_number(value)
     return cut_numbers(short_text(repr(value), 60))
 
 
