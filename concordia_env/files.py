@@ -5,6 +5,10 @@ file in the destination's own folder (same file system, so the rename is atomic)
 fsynced, then ``os.replace``-d over the destination. A reader, or a run interrupted mid-write
 (Ctrl-C, kill, a full disk), therefore sees either the previous file or the complete new one,
 never a truncated file under the final name; on any failure the temporary file is removed.
+
+Permissions are those an ordinary write would give: a new file gets ``0666`` less the umask
+(``0644`` under the usual umask 022, ``0600`` under 077), and a file written over keeps its
+mode. A failed write raises ``OSError`` naming the final file, never the temporary one.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import stat
 import tempfile
 import zipfile
 from pathlib import Path
@@ -19,24 +24,66 @@ from typing import Any
 
 import numpy as np
 
-#: permissions of written files (``mkstemp`` alone would leave them 0600)
+#: permissions of the members of an ``.npz`` (:func:`npz_bytes`), fixed so equal arrays give equal bytes
 FILE_MODE = 0o644
+#: permissions a new file gets before the umask, as ``open(path, "w")`` would create it
+NEW_FILE_MODE = 0o666
+
+
+def current_umask() -> int:
+    """This process's umask. Read from ``/proc`` where it can be: ``os.umask`` can only be read by
+    setting it, which for a moment would change it for every thread of the process."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def file_mode(path: Path) -> int:
+    """The permissions to write ``path`` with: its own if it is a file already (written over, it
+    keeps them), else those the umask gives a new file (``mkstemp`` alone would leave 0600)."""
+    try:
+        st = path.stat()
+    except OSError:
+        return NEW_FILE_MODE & ~current_umask()
+    return stat.S_IMODE(st.st_mode) if stat.S_ISREG(st.st_mode) else NEW_FILE_MODE & ~current_umask()
+
+
+def _naming(exc: OSError, path: Path) -> OSError:
+    """``exc`` as it would read had the write gone to ``path`` itself: the temporary file's name
+    (or none at all: a full disk's ``write`` names no file) replaced by the final file's."""
+    if exc.errno is None:
+        return exc
+    named = type(exc)(exc.errno, exc.strerror, os.fspath(path))
+    named.__traceback__ = exc.__traceback__
+    return named
 
 
 def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically (see the module doc); creates missing parent folders."""
+    """Write ``data`` to ``path`` atomically (see the module doc); creates missing parent folders.
+    ``OSError`` (a full disk, a read-only folder, a file size limit) names ``path``."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise _naming(exc, path) from None
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
-        os.chmod(tmp, FILE_MODE)
+        os.chmod(tmp, file_mode(path))
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            raise _naming(exc, path) from None
         raise
     _fsync_folder(path.parent)
 

@@ -4,7 +4,7 @@ The networks of the learned agents multiply small matrices; with several game pr
 OpenBLAS's own threads on them made an ``az`` search 4 times slower on 2 cores (1.0 instead of
 0.24 ms per simulation; a self-play generation took 707 s instead of 58 s). Every pool of game
 workers therefore sets one BLAS thread per process
-(:func:`concordia_env.arena.tournament.game_worker_init`), and games played in the caller's
+(:func:`concordia_env.arena.pools.game_worker_init`), and games played in the caller's
 process do the same for their duration (:func:`one_blas_thread`): two such processes side by side
 (two strength workers at ``--workers 1``) made ``net`` take 25-36 ms a decision instead of 0.5 ms,
 its BLAS threads waiting for a core the other process held.

@@ -396,3 +396,29 @@ def test_bad_input_one_line(tmp_path: Path, capsys: pytest.CaptureFixture) -> No
     X.check_run_file(_args(Path(out)), Path(out))
     fails([], "holds a run already")
     assert not (tmp_path / "run" / "gen_000").exists()
+
+
+class CodeOnLoad:
+    """Pickles as a call of ``exec``: loading it without ``weights_only`` would write ``marker``."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self):  # type: ignore[no-untyped-def]
+        return exec, (f"open({str(self.marker)!r}, 'w').write('code ran')",)
+
+
+def test_a_crafted_checkpoint_is_refused_and_runs_no_code(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    path = tmp_path / "checkpoint.pt"
+    expect = {"generation": 1, "fixed": {"hidden": (16, 8), "init_net": None}, "steps": 10}
+    model = torch.nn.Linear(2, 2)
+    X._save_checkpoint(path, model, torch.optim.AdamW(model.parameters()), dict(expect, step=4))  # type: ignore[arg-type]
+    assert X._load_checkpoint(path, expect)["step"] == 4  # type: ignore[index]  # weights_only=True reads it
+    marker = tmp_path / "marker"
+    torch.save({"model": CodeOnLoad(marker), **expect, "step": 4}, path)
+    capsys.readouterr()
+    assert X._load_checkpoint(path, expect) is None
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith(f"warning: skipping {path}: refused: it holds objects other than tensors") and \
+        line.endswith("training this generation from its start")
+    assert not marker.exists()

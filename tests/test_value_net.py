@@ -233,3 +233,76 @@ def test_all_views(tmp_path: Path) -> None:
     pred = d["heuristic"].astype(np.float64)
     td = value_train.bootstrap_targets(pred, d["win"], d["game"], d["step"], d["seat"], d["num_players"], lam=0.5)
     np.testing.assert_allclose(td[::2, :2], td[1::2, 1::-1], atol=1e-6)
+
+
+class CodeOnLoad:
+    """Pickles as a call of ``exec``: loading it without ``weights_only`` would write ``marker``."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self):
+        return exec, (f"open({str(self.marker)!r}, 'w').write('code ran')",)
+
+
+def test_a_crafted_checkpoint_runs_no_code_on_resume(run_dir: Path, data_dir: Path, tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture) -> None:
+    out = tmp_path / "run"
+    shutil.copytree(run_dir, out)
+    real = value_train.load_checkpoint(out / "checkpoint.pt")  # a real checkpoint loads with weights_only=True
+    assert real["step"] == 10 and real["args"]["hidden"] == [16]
+    marker = tmp_path / "marker"
+    ckpt = out / "checkpoint.pt"
+    torch.save({**real, "model": CodeOnLoad(marker)}, ckpt)
+    capsys.readouterr()
+    assert value_train.main(TRAIN + ["--data", str(data_dir), "--out", str(out), "--steps", "20", "--resume"]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith(f"error: --resume: {ckpt}: refused: it holds objects other than tensors") and \
+        "could run code" in line
+    assert not marker.exists()
+
+
+def test_a_failed_shard_write_names_the_shard(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                              capsys: pytest.CaptureFixture) -> None:
+    import os
+
+    out = tmp_path / "data"
+    assert value_data.main(GEN + ["--out", str(out)]) == 0  # dataset.json and shard 0: the next run only writes shard 1
+    capsys.readouterr()
+
+    def full_disk(fd: int) -> None:  # a full disk's write names no file
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full_disk)
+    assert value_data.main(GEN[:5] + ["3"] + GEN[6:] + ["--out", str(out)]) == 1
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith(f"error: could not write {out / 'shard_00001.npz'}: No space left on device"), line
+    assert sorted(p.name for p in out.iterdir()) == ["dataset.json", "shard_00000.npz"]
+
+
+def test_sigterm_during_training_saves_a_checkpoint_as_ctrl_c_does(data_dir: Path, tmp_path: Path) -> None:
+    """A scheduler's stop (SIGTERM) in the training loop: the checkpoint of that moment, one line, 130."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "run"
+    args = TRAIN + ["--data", str(data_dir), "--out", str(out), "--steps", "10000000", "--checkpoint-every", "50"]
+    proc = subprocess.Popen([sys.executable, "-m", "concordia_env.training.value_train", *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGTERM, signal.SIG_DFL))
+    deadline = time.monotonic() + 120
+    while not (out / "checkpoint.pt").exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)  # training under way once the first checkpoint is written
+    proc.send_signal(signal.SIGTERM)
+    try:
+        _, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        pytest.fail("value_train did not exit after SIGTERM")
+    assert proc.returncode == 130 and "Traceback" not in err, err
+    (line,) = err.strip().splitlines()
+    assert line.startswith("interrupted at step ") and "--resume" in line
+    step = int(line.split()[3].rstrip(":"))
+    assert value_train.load_checkpoint(out / "checkpoint.pt")["step"] == step > 0

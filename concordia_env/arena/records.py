@@ -352,10 +352,15 @@ def replay_states(record: dict[str, Any]) -> Iterator[tuple[int, GameState]]:
 
 
 def final_state(record: dict[str, Any]) -> GameState:
-    """The state after a record's last action (``ValueError`` on an illegal action)."""
+    """The state after a record's last action (``ValueError`` on an illegal action). Applied in
+    place, without :func:`replay_steps`'s copy of every state: a resumed tournament replays
+    every record it keeps (:func:`verify_record`)."""
     state = initial_state(record)
-    for _, state in replay_states(record):  # noqa: B007 - the loop's last state is the answer
-        pass
+    for i, action in enumerate(record["actions"]):
+        try:
+            state.apply(action)
+        except ValueError as exc:  # IllegalActionError, or an id outside the action space
+            raise ValueError(f"record action {i} ({action}) is illegal: {exc}") from None
     return state
 
 

@@ -15,7 +15,8 @@ game order, so the result is the same for any number of workers and either backe
 The result also keeps the games themselves, for plots and per-game analysis:
 ``per_game`` lists every game in game order as ``{"game", "seed", "seats"
 (spec per seat), "scores", "ranking", "winner_seat", "winner" (its spec),
-"truncated", "turns"}`` (winners null when truncated), and ``rating_history``
+"truncated", "turns"}`` (winners null when truncated), ``per_game_sha256`` its checksum
+(:func:`per_game_digest`), and ``rating_history``
 lists, per game, every spec's ``[mu, sigma]`` after that game was rated (a
 truncated game repeats the previous ratings), so its last entry matches
 ``per_agent``. ``complete`` says whether every game was played and
@@ -23,33 +24,33 @@ truncated game repeats the previous ratings), so its last entry matches
 
 Interruptions and resuming. With a results file (``out``) the result is written
 atomically every ``save_every`` games with ``"complete": false``, and at the end
-with ``"complete": true``. A first Ctrl-C stops scheduling games: the games in
+with ``"complete": true``. A first Ctrl-C (or SIGTERM) stops scheduling games: the games in
 flight finish and are kept (records and results written) and
-:class:`TournamentInterrupted` is raised; a second Ctrl-C kills the workers at
-once. ``resume=True`` continues from the results file (and from the game records
-written after its last save): the per-game list is re-rated in game order, so a
-resumed tournament gives exactly the result of an uninterrupted one (apart from
+:class:`TournamentInterrupted` is raised; a second one kills the workers at
+once (:mod:`concordia_env.arena.pools`, shared by every pool of games). ``resume=True``
+continues from the game records when there are any, each replayed from its seed and checked to
+give its stored result (a damaged one, and the games after it, are played again with a one-line
+warning; results-file entries that differ from them are replaced, with a warning), else from the
+results file, whose ``per_game`` list must match its checksum. The per-game list is re-rated in
+game order, so a resumed tournament gives exactly the result of an uninterrupted one (apart from
 ``seconds``). A records folder is marked with :data:`RECORDS_MANIFEST`, naming
 the tournament's settings; a folder holding another tournament's records is
 refused unless ``overwrite=True``. Worker processes end with their parent, even
-when the parent is killed (:func:`game_worker_init`).
+when the parent is killed (:func:`~concordia_env.arena.pools.game_worker_init`).
 """
 
 from __future__ import annotations
 
-import ctypes
+import hashlib
 import json
 import math
-import multiprocessing
 import os
 import re
-import signal
 import sys
 import tempfile
-import threading
 import time
-from collections.abc import Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
+from collections.abc import Sequence
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import NormalDist
@@ -63,8 +64,9 @@ from concordia_env.game import check_setup_args
 
 from ..agents.base import Agent, make_agent
 from ..files import write_json_atomic
-from ..threads import blas_threads, one_blas_thread
-from .records import load_record, play_game, read_json_file, save_record, short_repr
+from ..threads import one_blas_thread
+from .pools import Interrupted, PoolWork, pool_closed, process_pool, stop_signals
+from .records import load_record, play_game, read_json_file, save_record, short_repr, verify_record
 
 #: two-sided 95% normal quantile (1.95996...), for the Wilson interval
 Z95 = NormalDist().inv_cdf(0.975)
@@ -131,58 +133,6 @@ def _play(task: tuple[str, int, int, tuple[str, ...], bool, int]) -> dict[str, A
     map_name, n, game_seed, specs, intermediate, max_turns = task
     return play_game(map_name, n, game_seed, seat_agents(specs),
                      intermediate_scoring=intermediate, max_turns=max_turns)
-
-
-def ignore_sigint() -> None:
-    """Worker initializer: Ctrl-C is the parent's to handle (it cancels the queued games),
-    rather than every worker dying with its own traceback."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
-#: Linux prctl option: the signal a process gets when its parent dies
-PR_SET_PDEATHSIG = 1
-#: seconds between two checks of the parent, where the kernel cannot do it (not Linux)
-PARENT_POLL_SECONDS = 1.0
-
-
-def die_with_parent() -> None:
-    """Make this worker process end when its parent does, even when the parent is killed
-    (``kill -9``, out of memory) and cannot stop its workers itself.
-
-    On Linux the kernel sends ``SIGKILL`` when the parent dies (``prctl(PR_SET_PDEATHSIG)``);
-    a parent that died before that took effect is caught by checking it now. Elsewhere a
-    daemon thread checks every :data:`PARENT_POLL_SECONDS` whether the process was adopted
-    (``os.getppid()`` changed) and exits if so."""
-    parent = multiprocessing.parent_process()
-    start_ppid = os.getppid()
-    armed = False
-    if sys.platform.startswith("linux"):
-        try:
-            libc = ctypes.CDLL(None, use_errno=True)
-            armed = libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0) == 0
-        except (OSError, AttributeError):
-            armed = False
-    # forked or spawned workers are the parent's own children: adopted means orphaned (a fork
-    # server's children have the fork server as parent, which ends with the parent in turn)
-    direct = multiprocessing.get_start_method(allow_none=True) in ("fork", "spawn")
-    if parent is not None and direct and os.getppid() != parent.pid:
-        os._exit(1)
-    if not armed:
-        def watch() -> None:
-            while os.getppid() == start_ppid:
-                time.sleep(PARENT_POLL_SECONDS)
-            os._exit(1)
-
-        threading.Thread(target=watch, name="parent-watch", daemon=True).start()
-
-
-def game_worker_init() -> None:
-    """Initializer of every pool of game workers: Ctrl-C is the parent's (:func:`ignore_sigint`),
-    the worker dies with its parent (:func:`die_with_parent`), and one BLAS thread per process
-    (:mod:`concordia_env.threads`)."""
-    ignore_sigint()
-    die_with_parent()
-    blas_threads(1)
 
 
 def check_tournament_args(map_name: str, num_players: int, agent_specs: Sequence[str], games: int,
@@ -265,6 +215,17 @@ def _tally_game(model: PlackettLuce, tallies: dict[str, _Tally], game: dict[str,
             t.seat_wins[seat] += 1
     if not truncated:
         _rate(model, tallies, specs, game["ranking"])
+
+
+def per_game_digest(per_game: Sequence[dict[str, Any]]) -> str:
+    """The sha256 of a ``per_game`` list (canonical JSON), stored beside it in a results file so that a
+    resume from the file alone finds an edited or damaged list."""
+    text = json.dumps(list(per_game), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _warn(message: str) -> None:
+    print(f"warning: {message}", file=sys.stderr)
 
 
 def _game_summary(game: int, game_seed: int, specs: Sequence[str], result: dict[str, Any]) -> dict[str, Any]:
@@ -389,10 +350,13 @@ def _check_game(entry: Any, g: int, settings: dict[str, Any]) -> dict[str, Any]:
     return expected
 
 
-def load_partial_results(path: str | os.PathLike, settings: dict[str, Any]) -> tuple[list[dict[str, Any]], float]:
+def load_partial_results(path: str | os.PathLike, settings: dict[str, Any], *,
+                         check_digest: bool = True) -> tuple[list[dict[str, Any]], float]:
     """The games already played (``per_game`` entries) and the seconds spent, from a results file
     of the tournament ``settings`` (:func:`tournament_settings`), complete or not. ``ValueError``
-    names the file and what is wrong: not a results file, other settings, a damaged entry."""
+    names the file and what is wrong: not a results file, other settings, a damaged entry, and
+    (``check_digest``) a list that does not match its ``per_game_sha256`` (edited or damaged; a
+    caller with the game records checks the entries against them instead)."""
     path = Path(path)
     data = _read_results(path)
     if not isinstance(data, dict) or not isinstance(data.get("per_game"), list):
@@ -410,6 +374,10 @@ def load_partial_results(path: str | os.PathLike, settings: dict[str, Any]) -> t
             done.append(_check_game(entry, g, settings))
         except (ValueError, RecursionError) as exc:
             raise ValueError(f"results file {path}: per_game entry {g} is damaged: {exc}") from None
+    if check_digest and data.get("per_game_sha256") != per_game_digest(per_game):
+        raise ValueError(f"results file {path}: its per_game list does not match its per_game_sha256 (edited or "
+                         f"damaged); resume with the tournament's --records, whose games are verified by replay, "
+                         f"or start afresh with --overwrite")
     seconds = data.get("seconds")
     return done, float(seconds) if isinstance(seconds, (int, float)) and math.isfinite(seconds) else 0.0
 
@@ -461,30 +429,66 @@ def prepare_record_dir(folder: str | os.PathLike, settings: dict[str, Any], over
     return folder
 
 
+def verified_game(path: Path, g: int, settings: dict[str, Any]) -> dict[str, Any]:
+    """The ``per_game`` entry of game ``g`` from its record at ``path``, once the record is checked to
+    be that game of this tournament and its actions, replayed from its seed, give exactly its stored
+    result (:func:`~concordia_env.arena.records.verify_record`). ``ValueError`` naming the file and
+    what is wrong (unreadable, another game's, an illegal action, a result the replay does not give);
+    ``OSError`` if it cannot be read."""
+    record = load_record(path)
+    specs = seat_specs(settings["agents"], g)
+    setup = (record["map"], record["players"], record["seed"], record["intermediate_scoring"], record["agents"])
+    expected = (settings["map"], settings["players"], settings["seed"] + g, settings["intermediate_scoring"], specs)
+    result = record["result"]
+    try:
+        if setup != expected:
+            raise ValueError(f"it is not game {g} of this tournament (map, players, seed, scoring or agents differ)")
+        if result.get("unfinished") or (result["truncated"] and result["turns"] != settings["max_turns"]):
+            raise ValueError(f"it was not stopped at this tournament's {settings['max_turns']} card plays")
+        verify_record(record)
+    except (ValueError, RecursionError) as exc:
+        raise ValueError(f"game record {path}: {exc}") from None
+    return _game_summary(g, settings["seed"] + g, specs, result)
+
+
 def recorded_games(folder: Path, start: int, settings: dict[str, Any]) -> list[dict[str, Any]]:
     """``per_game`` entries for games ``start``, ``start + 1``, ... read from their records in
-    ``folder``, up to the first game whose record is missing, unreadable or not this tournament's
-    (that game and the later ones are played again)."""
+    ``folder`` and verified by replay (:func:`verified_game`), up to the first game whose record is
+    missing or damaged: that game and the later ones are played again (a damaged record with a
+    one-line warning)."""
     found = []
     for g in range(start, settings["games"]):
         path = folder / RECORD_NAME.format(g)
+        if not path.exists():
+            break
         try:
-            record = load_record(path)
-        except (OSError, ValueError):
+            found.append(verified_game(path, g, settings))
+        except (OSError, ValueError) as exc:
+            later = f"games {g}-{settings['games'] - 1}" if g < settings["games"] - 1 else f"game {g}"
+            _warn(f"{exc}; playing {later} again")
             break
-        specs = seat_specs(settings["agents"], g)
-        setup = (record["map"], record["players"], record["seed"], record["intermediate_scoring"], record["agents"])
-        result = record["result"]
-        if setup != (settings["map"], settings["players"], settings["seed"] + g, settings["intermediate_scoring"],
-                     specs) or (result["truncated"] and result["turns"] != settings["max_turns"]):
-            break
-        found.append(_game_summary(g, settings["seed"] + g, specs, result))
     return found
 
 
+def _check_against_records(out: Path, saved: Sequence[dict[str, Any]], verified: Sequence[dict[str, Any]],
+                           folder: Path) -> None:
+    """Warn (one line) where the results file's games differ from the verified records, which are used
+    instead, or list games without a record, which are played again (a damaged record was warned
+    about already)."""
+    differ = [g for g, (a, b) in enumerate(zip(saved, verified)) if not _same(a, b)]
+    if differ:
+        keys = [k for k in verified[differ[0]] if not _same(saved[differ[0]].get(k), verified[differ[0]][k])]
+        _warn(f"results file {out}: game{'s' if len(differ) > 1 else ''} {', '.join(map(str, differ[:5]))}"
+              f"{' ...' if len(differ) > 5 else ''} differ{'' if len(differ) > 1 else 's'} from the verified "
+              f"record ({', '.join(keys)} of game {differ[0]}); the records are used")
+    if len(saved) > len(verified) and not (folder / RECORD_NAME.format(len(verified))).exists():
+        _warn(f"results file {out} lists {len(saved)} games but the records hold {len(verified)}: "
+              f"games {len(verified)}-{len(saved) - 1} have no record and are played again")
+
+
 # ---------------------------------------------------------------- interrupts
-class TournamentInterrupted(KeyboardInterrupt):
-    """Ctrl-C stopped :func:`run_tournament`.
+class TournamentInterrupted(Interrupted):
+    """Ctrl-C (or SIGTERM) stopped :func:`run_tournament` (:mod:`concordia_env.arena.pools`).
 
     After a first Ctrl-C the games in flight were finished and saved: ``result`` is the partial
     result (``"complete": false``). After a second one (``aborted``) the games in flight were
@@ -492,110 +496,13 @@ class TournamentInterrupted(KeyboardInterrupt):
     written (results file or records)."""
 
     def __init__(self, result: dict[str, Any] | None, aborted: bool = False, saved: bool = False) -> None:
-        super().__init__("tournament aborted" if aborted else "tournament interrupted")
+        KeyboardInterrupt.__init__(self, "tournament aborted" if aborted else "tournament interrupted")
         self.result = result
         self.aborted = aborted
         self.saved = saved
 
 
-def _tell(text: str) -> None:
-    """Write to stderr from a signal handler: straight to the file descriptor, so a handler running
-    while the main thread writes to ``sys.stderr`` (the progress bar) cannot re-enter its buffer."""
-    try:
-        os.write(2, text.encode())
-    except OSError:
-        pass
-
-
-class _Interrupts:
-    """SIGINT while games run: the first stops new games (``stop``) and says how many are in flight,
-    the second raises :class:`TournamentInterrupted` (aborted). Installed only in the main thread,
-    over Python's default handler (a caller with its own handler keeps it)."""
-
-    def __init__(self, enabled: bool) -> None:
-        self.enabled = enabled
-        self.stop = False
-        self.in_flight = 0
-        self._previous: Any = None
-
-    def __enter__(self) -> _Interrupts:
-        if (self.enabled and threading.current_thread() is threading.main_thread()
-                and signal.getsignal(signal.SIGINT) is signal.default_int_handler):
-            self._previous = signal.signal(signal.SIGINT, self._handle)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._previous is not None:
-            signal.signal(signal.SIGINT, self._previous)
-            self._previous = None
-
-    def _handle(self, signum: int, frame: Any) -> None:
-        if self.stop:
-            _tell("\nCtrl-C again: stopping the games in flight\n")
-            raise TournamentInterrupted(None, aborted=True)
-        self.stop = True
-        n = self.in_flight
-        _tell(f"\nCtrl-C: no new games; finishing the {n} game{'' if n == 1 else 's'} in flight and saving "
-              f"(Ctrl-C again to abort {'it' if n == 1 else 'them'})\n")
-
-
-def _terminate(pool: Executor) -> None:
-    """Kill a pool's workers (their games are lost) and release the pool. Waiting for the games in
-    flight instead would keep an aborted run alive for a game's length, and the interpreter's exit
-    joins the pool's threads, which wait for the workers."""
-    processes = dict(getattr(pool, "_processes", None) or {})  # private, but the only handle on them
-    for process in processes.values():
-        try:
-            process.kill()
-        except (OSError, ValueError, AttributeError):
-            pass
-    pool.shutdown(wait=True, cancel_futures=True)
-
-
 Task = tuple[str, int, int, tuple[str, ...], bool, int]
-
-
-class _Games:
-    """Plays ``(game, task)`` pairs and yields ``(game, record)`` in game order. With a pool at most
-    ``window`` games are in flight (so that a stop leaves few to finish); games are submitted as
-    others finish, and none once ``interrupts.stop`` is set. The first games are submitted at
-    construction, which forks the pool's workers before any thread (the progress bar's) starts."""
-
-    def __init__(self, tasks: Sequence[tuple[int, Task]], pool: Executor | None, window: int,
-                 interrupts: _Interrupts) -> None:
-        self.tasks, self.pool, self.window, self.interrupts = tasks, pool, window, interrupts
-        self.submitted = self.yielded = 0
-        self.pending: dict[Future, int] = {}
-        self.ready: dict[int, dict[str, Any]] = {}
-        self._fill()
-
-    def _fill(self) -> None:
-        while (self.pool is not None and not self.interrupts.stop and self.submitted < len(self.tasks)
-               and len(self.pending) < self.window):
-            g, task = self.tasks[self.submitted]
-            self.pending[self.pool.submit(_play, task)] = g
-            self.submitted += 1
-        self.interrupts.in_flight = (self.submitted - self.yielded) if self.pool is not None else 1
-
-    def __iter__(self) -> Iterator[tuple[int, dict[str, Any]]]:
-        if self.pool is None:
-            for g, task in self.tasks:
-                if self.interrupts.stop:
-                    return
-                yield g, _play(task)
-            return
-        while True:
-            self._fill()
-            if self.yielded == self.submitted:
-                return  # all done, or stopped with nothing left in flight
-            g = self.tasks[self.yielded][0]
-            if g in self.ready:
-                self.yielded += 1
-                yield g, self.ready.pop(g)
-                continue
-            done, _ = wait(self.pending, timeout=0.5, return_when=FIRST_COMPLETED)
-            for future in done:
-                self.ready[self.pending.pop(future)] = future.result()
 
 
 # ---------------------------------------------------------------- running
@@ -633,19 +540,10 @@ class _Scoreboard:
             "per_agent": {spec: t.summary() for spec, t in self.tallies.items()},
             "truncated": self.truncated,
             "per_game": list(self.per_game),
+            "per_game_sha256": per_game_digest(self.per_game),
             "rating_history": list(self.rating_history),
             "seconds": seconds,
         }
-
-
-def _write(path: Path, write: Any, *args: Any) -> None:
-    """``write(*args)``, with an ``OSError`` (a full disk, a file size limit) naming ``path``."""
-    try:
-        write(*args)
-    except OSError as exc:
-        if exc.filename is not None or exc.errno is None:
-            raise
-        raise type(exc)(exc.errno, exc.strerror, os.fspath(path)) from None
 
 
 @dataclass
@@ -669,7 +567,7 @@ class Tournament:
             from ..integrations.ray_backend import RayGamePool
 
             return RayGamePool(self.address)
-        return ProcessPoolExecutor(workers, initializer=game_worker_init) if workers > 1 else None
+        return process_pool(workers)
 
     def _task(self, g: int) -> Task:
         s = self.settings
@@ -691,37 +589,40 @@ class Tournament:
         saved = bool(self.done)
         tasks = [(g, self._task(g)) for g in range(len(self.done), games)]
         workers = max(1, min(self.workers, len(tasks)))
-        # one BLAS thread here as in the workers (forked from here): tournaments may run side by side
-        with _Interrupts(graceful_interrupt) as interrupts, one_blas_thread():
-            pool = self._pool(workers) if tasks else None
-            try:
-                played = _Games(tasks, pool, workers, interrupts)
+        # one BLAS thread here as in the workers (forked from here): tournaments may run side by side; the
+        # pool before the signal handlers, as ray.init puts in its own SIGTERM handler
+        try:
+            with one_blas_thread(), pool_closed(self._pool(workers) if tasks else None) as pool, \
+                    stop_signals("game", graceful_interrupt) as interrupts:
+                played = PoolWork(_play, [task for _, task in tasks], pool, workers, interrupts)
                 with tqdm(total=games, initial=len(self.done), disable=not progress, unit="game", leave=False,
                           desc=f"{self.settings['map']} {self.settings['players']}p") as bar:
-                    for g, record in played:
-                        board.add(_game_summary(g, self.settings["seed"] + g, seat_specs(self.settings["agents"], g),
-                                                record["result"]))
-                        if self.record_dir is not None:
-                            path = self.record_dir / RECORD_NAME.format(g)
-                            _write(path, save_record, record, path)
-                            saved = True
+                    for i, record in played:
+                        saved = self._add(board, tasks[i][0], record, start) or saved
                         bar.update()
-                        done = len(board.per_game)
-                        if self.out is not None and self.save_every and done % self.save_every == 0 and done < games:
-                            self._save(board, start)
-                            saved = True
-                if pool is not None:
-                    pool.shutdown(wait=True)
-            except BaseException as exc:
-                if pool is not None:
-                    _terminate(pool)
-                if isinstance(exc, TournamentInterrupted):
-                    exc.saved = saved
-                raise
+        except Interrupted as exc:  # a second Ctrl-C: the games in flight were killed
+            raise TournamentInterrupted(None, aborted=exc.aborted, saved=saved) from None
         result = self._save(board, start) if self.out is not None else board.result(self._seconds(start))
         if not result["complete"]:
             raise TournamentInterrupted(result, saved=saved or self.out is not None)
         return result
+
+    def _add(self, board: _Scoreboard, g: int, record: dict[str, Any], start: float) -> bool:
+        """Add game ``g`` to the board, write its record and, every ``save_every`` games, the
+        partial results; whether anything was written."""
+        games = self.settings["games"]
+        board.add(_game_summary(g, self.settings["seed"] + g, seat_specs(self.settings["agents"], g),
+                                record["result"]))
+        saved = False
+        if self.record_dir is not None:
+            path = self.record_dir / RECORD_NAME.format(g)
+            save_record(record, path)
+            saved = True
+        done = len(board.per_game)
+        if self.out is not None and self.save_every and done % self.save_every == 0 and done < games:
+            self._save(board, start)
+            saved = True
+        return saved
 
     def _seconds(self, start: float) -> float:
         return self.seconds + time.perf_counter() - start
@@ -729,7 +630,7 @@ class Tournament:
     def _save(self, board: _Scoreboard, start: float) -> dict[str, Any]:
         assert self.out is not None
         result = board.result(self._seconds(start))
-        _write(self.out, write_results, result, self.out)
+        write_results(result, self.out)
         return result
 
 
@@ -763,16 +664,18 @@ def prepare_tournament(map_name: str, num_players: int, agent_specs: Sequence[st
     done: list[dict[str, Any]] = []
     seconds = 0.0
     if out_path is not None and out_path.exists():
-        if resume:
-            done, seconds = load_partial_results(out_path, settings)
+        if resume:  # with records, they decide (verified by replay); without, the file's checksum must hold
+            done, seconds = load_partial_results(out_path, settings, check_digest=record_dir is None)
         elif not overwrite and (partial := _unfinished(out_path)) is not None:
             raise ValueError(f"results file {out_path} holds an unfinished tournament ({partial.get('games_done')} "
                              f"of {partial.get('games')} games): add --resume to continue it, or --overwrite to "
                              f"start afresh")
     folder = prepare_record_dir(record_dir, settings, overwrite) if record_dir is not None else None
-    if resume:
-        if folder is not None:
-            done += recorded_games(folder, len(done), settings)
+    if resume and folder is not None:
+        verified = recorded_games(folder, 0, settings)
+        if out_path is not None:
+            _check_against_records(out_path, done, verified, folder)
+        done = verified
     return Tournament(settings, workers, out_path, folder, save_every, done, seconds, backend, address)
 
 

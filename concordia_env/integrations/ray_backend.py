@@ -16,6 +16,11 @@ belongs to (``ray start`` ran here); ``HOST:PORT`` joins the cluster whose head 
 the Ray client. Every machine needs ``concordia-env`` installed in the same Python version.
 A cluster that cannot be reached is one :class:`RayConnectionError` line, checked with a
 plain TCP connection first (Ray itself retries for two minutes, then exits the process).
+
+Stopping: the pool stops like every pool of games (:mod:`concordia_env.arena.pools`): a first
+Ctrl-C or SIGTERM lets the tasks in flight finish; a second calls :meth:`RayGamePool.terminate`,
+which cancels them (``ray.cancel(force=True)``) and shuts down the Ray instance this process
+started, so none of its helper processes outlive the command.
 """
 
 from __future__ import annotations
@@ -32,6 +37,9 @@ CONNECT_TIMEOUT = 5.0
 
 __all__ = ["CONNECT_TIMEOUT", "INSTALL_HINT", "RayConnectionError", "RayGamePool", "cluster_cpus", "connect",
            "require_ray"]
+
+#: whether :func:`connect` started (or joined) Ray in this process: then it is this process's to shut down
+_STARTED_HERE = False
 
 
 class RayConnectionError(ValueError):
@@ -99,6 +107,8 @@ def connect(address: str | None = None, num_cpus: int | None = None) -> bool:
         line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         where = f"at {address}" if address else "locally"
         raise RayConnectionError(f"cannot connect to Ray {where}: {line}") from None
+    global _STARTED_HERE
+    _STARTED_HERE = True
     return True
 
 
@@ -117,7 +127,7 @@ class RayGamePool(Executor):
         num_cpus: CPUs of a local instance this pool starts (None: all of the machine's).
 
     ``shutdown(cancel_futures=True)`` cancels (kills) the tasks not finished yet; a Ray this pool
-    initialised is shut down with it."""
+    initialised is shut down with it. :meth:`terminate` is the abort: see the module doc."""
 
     def __init__(self, address: str | None = None, num_cpus: int | None = None) -> None:
         self._ray = require_ray()
@@ -135,9 +145,14 @@ class RayGamePool(Executor):
         self._refs.append((ref, future))
         return future
 
-    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+    def cpus(self) -> int:
+        """How many tasks the cluster runs at once (its CPUs): the window of tasks to keep in flight."""
+        return cluster_cpus()
+
+    def _cancel(self) -> None:
+        """Cancel (kill) the tasks not finished yet."""
         ray = self._ray
-        if cancel_futures and ray.is_initialized():
+        if ray.is_initialized():
             for ref, future in self._refs:
                 if future.done():
                     continue
@@ -146,6 +161,20 @@ class RayGamePool(Executor):
                 except Exception:  # noqa: BLE001 - finished or already gone: nothing to cancel
                     pass
         self._refs = []
-        if self._owns_ray and ray.is_initialized():
-            ray.shutdown()
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        if cancel_futures:
+            self._cancel()
+        self._refs = []
+        if self._owns_ray and self._ray.is_initialized():
+            self._ray.shutdown()
             self._owns_ray = False
+
+    def terminate(self) -> None:
+        """Abort: cancel the tasks in flight and shut down Ray if this pool or :func:`connect` started it
+        in this process (the command is ending: Ray's helper processes must not outlive it)."""
+        global _STARTED_HERE
+        self._cancel()
+        if (self._owns_ray or _STARTED_HERE) and self._ray.is_initialized():
+            self._ray.shutdown()
+        self._owns_ray = _STARTED_HERE = False

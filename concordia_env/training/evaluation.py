@@ -43,7 +43,6 @@ import shlex
 import sys
 import time
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -52,8 +51,9 @@ import numpy as np
 from tqdm import tqdm
 
 from ..agents.base import Agent
+from ..arena.pools import Interrupted, PoolWork, pool_closed, process_pool, stop_signals
 from ..arena.records import play_game
-from ..arena.tournament import Z95, game_worker_init, seat_agents, seat_specs, wilson_interval
+from ..arena.tournament import Z95, seat_agents, seat_specs, wilson_interval
 from ..data import MAP_NAMES
 from ..env import DEFAULT_MAX_TURNS, check_max_turns
 from ..files import write_json_atomic
@@ -295,6 +295,16 @@ def paired_summary(per_game: Sequence[dict[str, Any]], lineup: Sequence[str]) ->
 
 
 # ---------------------------------------------------------------- the run
+class EvaluationInterrupted(Interrupted):
+    """Ctrl-C or SIGTERM stopped :func:`run_evaluation` after ``played`` of ``planned`` games (the
+    games in flight finished; :mod:`concordia_env.arena.pools`). Nothing is written: an
+    evaluation has no partial results to resume from."""
+
+    def __init__(self, played: int, planned: int) -> None:
+        super().__init__()
+        self.played, self.planned = played, planned
+
+
 def library_versions() -> dict[str, str]:
     """Versions of Python and of the libraries that decide the games and the agents (absent ones left out)."""
     out = {"python": sys.version.split()[0]}
@@ -328,21 +338,19 @@ def run_evaluation(map_name: str, lineup: Sequence[str], deals: int, seed: int =
     games = schedule(lineup, deals, seed)
     tasks = [(map_name, n, game_seed, specs, bool(intermediate_scoring), limit) for _, _, game_seed, specs in games]
     workers = min(workers, len(tasks))
-    pool = ProcessPoolExecutor(workers, initializer=game_worker_init) if workers > 1 else None
     per_game = []
-    try:
-        # map submits every game now, forking the workers before tqdm starts its monitor thread (forking a
-        # process with threads can deadlock); results come back in game order whatever the scheduling
-        results = pool.map(_play, tasks, chunksize=1) if pool else map(_play, tasks)
-        # in this process too, one BLAS thread as in a pool's workers (concordia_env.threads)
-        with one_blas_thread(), tqdm(total=len(tasks), disable=not progress, unit="game", leave=False,
+    # in this process too, one BLAS thread as in a pool's workers (concordia_env.threads)
+    with one_blas_thread(), pool_closed(process_pool(workers)) as pool, stop_signals("game") as interrupts:
+        # the first games are submitted now, forking the workers before tqdm starts its monitor thread
+        # (forking a process with threads can deadlock); results come back in game order
+        played_games = PoolWork(_play, tasks, pool, workers, interrupts)
+        with tqdm(total=len(tasks), disable=not progress, unit="game", leave=False,
                   desc=f"{map_name} {n}p {','.join(lineup)}") as bar:
-            for g, played in enumerate(results):
+            for g, played in played_games:
                 per_game.append(_game_entry(g, *games[g], played))
                 bar.update()
-    finally:
-        if pool is not None:  # on an error or Ctrl-C, drop the queued games instead of playing them out
-            pool.shutdown(wait=True, cancel_futures=True)
+        if played_games.cut_short:  # nothing to keep: an evaluation is played in one go
+            raise EvaluationInterrupted(len(per_game), len(tasks))
     from ..tools.bench import machine_description  # here: the benchmark module is not needed to play
 
     result = {
@@ -452,10 +460,17 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         parser.error(str(exc))
     # the file is written after the table is printed, so a failing write still shows what was played
-    result = run_evaluation(args.map, lineup, args.deals, args.seed, num_players=args.players,
-                            workers=args.workers, intermediate_scoring=args.intermediate_scoring,
-                            max_turns=args.max_turns, progress=not args.no_progress,
-                            command=f"{PROG} {shlex.join(argv)}")
+    try:
+        result = run_evaluation(args.map, lineup, args.deals, args.seed, num_players=args.players,
+                                workers=args.workers, intermediate_scoring=args.intermediate_scoring,
+                                max_turns=args.max_turns, progress=not args.no_progress,
+                                command=f"{PROG} {shlex.join(argv)}")
+    except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM (concordia_env.arena.pools)
+        done = (f"interrupted after {exc.played} of {exc.planned} games" if isinstance(exc, EvaluationInterrupted)
+                else "aborted" if isinstance(exc, Interrupted) else "interrupted")
+        print(f"{PROG}: {done}; nothing was written (an evaluation is played in one go): run it again with: "
+              f"{PROG} {shlex.join(argv)}", file=sys.stderr)
+        return 130
     print(format_table(result))
     if args.out is not None:
         result["run"]["arguments"]["out"] = os.fspath(args.out)

@@ -140,8 +140,8 @@ import os
 import shlex
 import sys
 import time
-from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import Executor, ProcessPoolExecutor
+from collections.abc import Iterable, Sequence
+from concurrent.futures import Executor
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -159,14 +159,16 @@ from concordia_env.agents.heuristic import HeuristicAgent
 from concordia_env.agents.mcts import MCTSAgent, deck_blocks, evaluate, priors, resample_deck
 from concordia_env.agents.numpy_policy import ACTIVATIONS, observation_scaling
 from concordia_env.agents.value_net import ROWS, ValueNet
+from concordia_env.arena.pools import PoolWork, pool_closed, process_pool, sigterm_as_ctrl_c, stop_signals
 from concordia_env.arena.records import play_game
-from concordia_env.arena.tournament import game_worker_init, wilson_interval
+from concordia_env.arena.tournament import wilson_interval
 from concordia_env.data import MAP_NAMES, load_map
+from concordia_env.files import write_bytes_atomic, write_json_atomic, write_text_atomic
 from concordia_env.game import check_setup_args, get_game
 from concordia_env.state import GameState, new_game
 from concordia_env.threads import one_blas_thread
 from concordia_env.training.value_data import read_shard_arrays
-from concordia_env.training.value_train import mlp_trunk
+from concordia_env.training.value_train import load_torch_checkpoint, mlp_trunk, plain
 
 PROG = "python -m concordia_env.training.expert_iteration"
 RUN_FORMAT = "concordia-env/expert-iteration"
@@ -269,35 +271,8 @@ def warn(message: str) -> None:
     print(f"warning: {message}", file=sys.stderr)
 
 
-# every file of a run goes through concordia_env.files (atomic: a temporary file renamed into
-# place); these name the file in the OSError of a failed write, which the write itself does not
-def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> None:
-    """:func:`concordia_env.files.write_bytes_atomic`; an ``OSError`` (a full disk) names ``path``."""
-    try:
-        files.write_bytes_atomic(path, data)
-    except OSError as exc:
-        if exc.filename is None:
-            exc.filename = os.fspath(path)
-        raise
-
-
-def write_text_atomic(path: str | os.PathLike, text: str) -> None:
-    """:func:`concordia_env.files.write_text_atomic`, through :func:`write_bytes_atomic`."""
-    write_bytes_atomic(path, text.encode("utf-8"))
-
-
-def write_json_atomic(obj: Any, path: str | os.PathLike, indent: int | None = 2) -> None:
-    """:func:`concordia_env.files.write_json_atomic`, through :func:`write_bytes_atomic`."""
-    write_text_atomic(path, json.dumps(obj, indent=indent) + "\n")
-
-
 def file_sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def _worker_init() -> None:
-    """Self-play worker: Ctrl-C is the parent's, and one BLAS thread per process."""
-    game_worker_init()
 
 
 # ============================================================ self-play
@@ -516,14 +491,16 @@ def shard_ok(path: Path, meta: dict[str, Any]) -> bool:
     return True
 
 
-def _selfplay_pool(workers: int, backend: str, address: str | None) -> Executor | None:
-    """Where self-play games run: this process, a process pool, or Ray tasks (``backend="ray"``;
-    every machine of the cluster reads the expert's net at the path this process gives)."""
+def _selfplay_pool(workers: int, backend: str, address: str | None) -> tuple[Executor | None, int]:
+    """Where self-play games run and how many at once: this process, a process pool, or Ray tasks
+    (``backend="ray"``, as many as the cluster has CPUs; every machine of the cluster reads the
+    expert's net at the path this process gives)."""
     if backend == "ray":
         from concordia_env.integrations.ray_backend import RayGamePool
 
-        return RayGamePool(address)
-    return ProcessPoolExecutor(workers, initializer=_worker_init) if workers > 1 else None
+        pool = RayGamePool(address)
+        return pool, pool.cpus()
+    return process_pool(workers), workers
 
 
 def run_selfplay(cfg: SelfPlayConfig, out: Path, g: int, expert: Expert, workers: int,
@@ -531,7 +508,9 @@ def run_selfplay(cfg: SelfPlayConfig, out: Path, g: int, expert: Expert, workers
     """Write the missing shards of generation ``g``; None if every shard was complete already.
 
     Games come back to this process, which writes the shards, so they are the same bytes for any
-    ``workers`` and either ``backend``."""
+    ``workers`` and either ``backend``. Ctrl-C or SIGTERM (:mod:`concordia_env.arena.pools`): the
+    games in flight finish, the shards they complete are written, then
+    :class:`~concordia_env.arena.pools.Interrupted`; a second one kills the games at once."""
     n_shards = -(-cfg.games // cfg.shard_size)
     todo = [i for i in range(n_shards) if not shard_ok(shard_path(out, g, i), shard_meta(cfg, g, i, expert))]
     if not todo:
@@ -540,17 +519,17 @@ def run_selfplay(cfg: SelfPlayConfig, out: Path, g: int, expert: Expert, workers
     tasks = [(cfg, g, game, expert) for i in todo for game in shard_games(cfg, i)]
     pending: dict[int, list[tuple[dict[str, np.ndarray], dict[str, Any]]]] = {i: [] for i in todo}
     positions = truncated = 0
-    pool = _selfplay_pool(min(workers, len(tasks)), backend, address)
-    try:
-        # map submits every game before tqdm starts its thread; results come back in game order
-        results: Iterator[tuple[dict[str, np.ndarray], dict[str, Any]]] = (
-            pool.map(_selfplay_task, tasks, chunksize=1) if pool else map(_selfplay_task, tasks))
-        from tqdm import tqdm
+    from tqdm import tqdm
 
+    # the pool first: ray.init puts in its own SIGTERM handler, which stop_signals then replaces for a while
+    pool, window = _selfplay_pool(min(workers, len(tasks)), backend, address)
+    with pool_closed(pool), stop_signals("game") as interrupts:
+        # the first games are submitted before tqdm starts its thread; results come back in game order
+        played_games = PoolWork(_selfplay_task, tasks, pool, window, interrupts)
         with tqdm(total=len(tasks), disable=not progress, unit="game", leave=False,
                   desc=f"gen {g} self-play") as bar:
-            for (_, _, game, _), played in zip(tasks, results):
-                index = game // cfg.shard_size
+            for k, played in played_games:
+                index = tasks[k][2] // cfg.shard_size
                 pending[index].append(played)
                 truncated += played[1]["game_truncated"]
                 if len(pending[index]) == len(shard_games(cfg, index)):
@@ -558,9 +537,7 @@ def run_selfplay(cfg: SelfPlayConfig, out: Path, g: int, expert: Expert, workers
                                              pending.pop(index))
                 bar.update()
                 bar.set_postfix(positions=positions)
-    finally:
-        if pool is not None:  # on Ctrl-C, drop the queued games instead of playing them out
-            pool.shutdown(wait=True, cancel_futures=True)
+        interrupts.check()  # stopped: the complete shards are written
     wall = time.perf_counter() - t0
     return {"games": len(tasks), "shards": len(todo), "positions": positions, "truncated": truncated,
             "expert": expert.stem or expert.sha256, "seconds": round(wall, 2),
@@ -809,7 +786,7 @@ class TrainContext:
 
 def _save_checkpoint(path: Path, model: ExItModel, opt: torch.optim.Optimizer, state: dict[str, Any]) -> None:
     buf = io.BytesIO()
-    torch.save({"model": model.state_dict(), "optimizer": opt.state_dict(), **state}, buf)
+    torch.save({"model": model.state_dict(), "optimizer": opt.state_dict(), **plain(state)}, buf)
     write_bytes_atomic(path, buf.getvalue())
 
 
@@ -819,15 +796,14 @@ def _load_checkpoint(path: Path, expect: dict[str, Any]) -> dict[str, Any] | Non
     if not path.exists():
         return None
     try:
-        ck = torch.load(path, map_location="cpu", weights_only=False)
+        ck = load_torch_checkpoint(path)  # tensors and plain data only: a crafted file cannot run code
         if not isinstance(ck, dict) or "model" not in ck:
-            raise ValueError("not a checkpoint")
-    except Exception as exc:  # noqa: BLE001 - a truncated file fails in many ways (EOFError, RuntimeError...)
-        warn(f"skipping {path}: truncated or corrupt checkpoint ({type(exc).__name__}); "
-             f"training this generation from its start")
+            raise ValueError(f"{path}: not a checkpoint")
+    except ValueError as exc:  # truncated, corrupt, or holding other objects (UnsafeCheckpointError)
+        warn(f"skipping {exc}; training this generation from its start")
         return None
     found = {k: ck.get(k) for k in expect}
-    if found != expect:
+    if found != plain(expect):
         warn(f"skipping {path}: written for other settings or data; training this generation from its start")
         return None
     return ck
@@ -1428,7 +1404,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.command = f"{PROG} {shlex.join(argv)}"
     try:
         check_args(args)
-        summary = run(args)
+        with sigterm_as_ctrl_c():
+            summary = run(args)
     except (ValueError, FileNotFoundError, ImportError) as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 2

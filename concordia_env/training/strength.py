@@ -81,7 +81,6 @@ import sys
 import time
 import warnings
 from collections.abc import Iterable, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -90,7 +89,8 @@ from openskill.models import PlackettLuce
 from tqdm import tqdm
 
 from ..agents.base import parse_spec
-from ..arena.tournament import game_worker_init, seat_specs, wilson_interval
+from ..arena.pools import Interrupted, PoolWork, pool_closed, process_pool, stop_signals
+from ..arena.tournament import seat_specs, wilson_interval
 from ..data import MAP_NAMES
 from ..env import DEFAULT_MAX_TURNS, check_max_turns
 from ..files import write_json_atomic, write_text_atomic
@@ -597,7 +597,8 @@ def run_lines(config: StrengthConfig, out: str | os.PathLike, *, lines: str | No
 
     Returns counts: ``chunks_written``, ``games_played`` and ``deals_kept`` (deals of the selected
     lines that valid chunk files already held). ``ValueError`` for bad arguments or agents that
-    cannot be built, before any game. Ctrl-C keeps the chunks already written.
+    cannot be built, before any game. Ctrl-C or SIGTERM (:mod:`concordia_env.arena.pools`): the games in
+    flight finish and the chunks they complete are written, then ``Interrupted``; a second one kills them.
     """
     for name, value in (("workers", workers), ("deals_chunk", deals_chunk)):
         if not _is_int(value) or value < 1:
@@ -631,22 +632,15 @@ def run_lines(config: StrengthConfig, out: str | os.PathLike, *, lines: str | No
             bar.set_postfix(chunks=f"{report['chunks_written']}/{len(jobs)}", refresh=False)
 
     workers = min(workers, len(tasks))
-    if workers == 1:  # one BLAS thread, as in a pool's workers: several workers may run side by side
-        with one_blas_thread(), tqdm(total=len(tasks), disable=not progress, unit="game", desc="strength") as bar:
-            for j, g, task in tasks:
-                finish(j, g, _play_timed(task), bar)
-        return report
-    pool = ProcessPoolExecutor(workers, initializer=game_worker_init)
-    try:
-        # every game is submitted now, which forks the workers before tqdm starts its monitor thread
-        pending: dict[Future, tuple[int, int]] = {pool.submit(_play_timed, task): (j, g) for j, g, task in tasks}
+    # one BLAS thread here too, as in a pool's workers: several strength runs may run side by side
+    with one_blas_thread(), pool_closed(process_pool(workers)) as pool, stop_signals("game") as interrupts:
+        # the first games are submitted now, which forks the workers before tqdm starts its monitor thread
+        played_games = PoolWork(_play_timed, [task for _, _, task in tasks], pool, workers, interrupts)
         with tqdm(total=len(tasks), disable=not progress, unit="game", desc="strength") as bar:
-            while pending:
-                done, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for future in sorted(done, key=lambda f: pending[f]):
-                    finish(*pending.pop(future), future.result(), bar)
-    finally:  # on an error or Ctrl-C, drop the queued games instead of playing them out
-        pool.shutdown(wait=True, cancel_futures=True)
+            for k, played in played_games:
+                finish(tasks[k][0], tasks[k][1], played, bar)
+        if played_games.cut_short:  # stopped: the chunks the finished games completed are written
+            raise Interrupted()
     return report
 
 
@@ -1015,9 +1009,9 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError as exc:
             print(f"{PROG}: error: {exc}", file=sys.stderr)
             return 2
-        except KeyboardInterrupt:
-            print(f"{PROG}: interrupted; the chunks already written are kept in {args.out / 'lines'}: run the same "
-                  f"command again to go on", file=sys.stderr)
+        except KeyboardInterrupt:  # Ctrl-C or SIGTERM (concordia_env.arena.pools)
+            print(f"{PROG}: interrupted; the chunks already written are kept in {args.out / 'lines'}; go on with: "
+                  f"{PROG} {shlex.join(argv)}", file=sys.stderr)
             return 130
         except Exception as exc:  # noqa: BLE001 - a game or a write failed: one line, not a traceback
             print(f"{PROG}: error: {type(exc).__name__}: {exc}", file=sys.stderr)

@@ -55,10 +55,11 @@ import argparse
 import io
 import json
 import os
+import shlex
 import sys
 import time
-from collections.abc import Iterator, Sequence
-from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
+from collections.abc import Sequence
+from concurrent.futures import Executor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -68,8 +69,8 @@ import numpy as np
 from concordia_env import encoding
 from concordia_env.agents import make_agent
 from concordia_env.agents.mcts import evaluate
+from concordia_env.arena.pools import Interrupted, PoolWork, pool_closed, process_pool, stop_signals
 from concordia_env.arena.records import play_game
-from concordia_env.arena.tournament import game_worker_init
 from concordia_env.data import MAP_NAMES, load_map
 from concordia_env.engine import MAXP
 from concordia_env.files import write_bytes_atomic
@@ -281,15 +282,20 @@ def _check_backend(backend: str, address: str | None) -> None:
         raise ValueError("--address needs --backend ray")
 
 
-def _shard_pool(workers: int, backend: str, address: str | None) -> Executor | None:
-    """Where shards are played: None (this process), a process pool, or Ray tasks."""
+def _shard_pool(workers: int, backend: str, address: str | None) -> tuple[Executor | None, int]:
+    """Where shards are played and how many at once: None (this process), a process pool, or Ray
+    tasks (as many as the cluster has CPUs)."""
     if backend == "ray":
         from concordia_env.integrations.ray_backend import RayGamePool
 
-        return RayGamePool(address)
-    if workers <= 1:
-        return None
-    return ProcessPoolExecutor(max_workers=workers, initializer=game_worker_init)  # Ctrl-C is the parent's
+        pool = RayGamePool(address)
+        return pool, pool.cpus()
+    return process_pool(workers), workers
+
+
+def _build(task: tuple[DataConfig, int, range]) -> tuple[bytes, int, int]:
+    """:func:`build_shard` of one ``(settings, index, games)`` task (in a worker)."""
+    return build_shard(*task)
 
 
 def generate(cfg: DataConfig, games: int, out: str | os.PathLike, workers: int = 1,
@@ -315,32 +321,30 @@ def generate(cfg: DataConfig, games: int, out: str | os.PathLike, workers: int =
     n_shards = -(-games // cfg.shard_size)
     todo = [i for i in range(n_shards) if not _shard_ok(cfg, shard_path(out, i), shard_games(cfg, games, i))]
     skipped = n_shards - len(todo)
-    pool = _shard_pool(workers, backend, address) if todo else None  # a wrong address fails before any game
+    # the pool before the signal handlers (ray.init puts in its own SIGTERM handler); a wrong address
+    # fails here, before any game
+    pool, window = _shard_pool(min(workers, len(todo)), backend, address) if todo else (None, 1)
     t0 = time.perf_counter()
     done_games = done_pos = 0
     bar = None
-    if progress:
-        from tqdm import tqdm
-        bar = tqdm(total=sum(len(shard_games(cfg, games, i)) for i in todo), unit="game", file=sys.stderr)
-    results: Iterator[tuple[int, bytes, int, int]]
-    if pool is None:
-        results = ((i, *build_shard(cfg, i, shard_games(cfg, games, i))) for i in todo)
-    else:
-        futures = {pool.submit(build_shard, cfg, i, shard_games(cfg, games, i)): i for i in todo}
-        results = ((futures[f], *f.result()) for f in as_completed(futures))
-    try:
-        for index, data, n_games, n_pos in results:
-            write_bytes_atomic(shard_path(out, index), data)
-            done_games += n_games
-            done_pos += n_pos
+    with pool_closed(pool), stop_signals("shard") as interrupts:
+        shards = PoolWork(_build, [(cfg, i, shard_games(cfg, games, i)) for i in todo], pool, window, interrupts)
+        if progress:  # after the first shards are submitted: the workers fork before tqdm's thread starts
+            from tqdm import tqdm
+            bar = tqdm(total=sum(len(shard_games(cfg, games, i)) for i in todo), unit="game", file=sys.stderr)
+        try:
+            for k, (data, n_games, n_pos) in shards:
+                write_bytes_atomic(shard_path(out, todo[k]), data)
+                done_games += n_games
+                done_pos += n_pos
+                if bar is not None:
+                    bar.update(n_games)
+                    bar.set_postfix(pos=done_pos)
+        finally:
             if bar is not None:
-                bar.update(n_games)
-                bar.set_postfix(pos=done_pos)
-    finally:
-        if pool is not None:
-            pool.shutdown(wait=True, cancel_futures=True)
-        if bar is not None:
-            bar.close()
+                bar.close()
+        if shards.cut_short:  # stopped: the shards in flight are written
+            raise Interrupted()
     wall = time.perf_counter() - t0
     return {"shards": n_shards, "skipped_shards": skipped, "games": done_games, "positions": done_pos,
             "seconds": round(wall, 2), "positions_per_s": round(done_pos / wall, 1) if wall else None,
@@ -351,8 +355,13 @@ def _csv(text: str, kind: type) -> tuple:
     return tuple(kind(x) for x in text.split(",") if x.strip())
 
 
+#: how the command is run, in messages
+PROG = "python -m concordia_env.training.value_data"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m concordia_env.training.value_data", description=__doc__.split("\n")[0])
+    argv = sys.argv[1:] if argv is None else list(argv)
+    ap = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n")[0])
     ap.add_argument("--map", required=True, choices=MAP_NAMES)
     ap.add_argument("--games", type=int, required=True, help="games in the data set (shards already there are kept)")
     ap.add_argument("--agents", default="heuristic", help="comma-separated agent specs drawn per seat")
@@ -398,8 +407,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: could not write{where}: {exc.strerror or exc}; complete shards are kept: run the same "
               f"command again to resume", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        print("interrupted: complete shards are kept; run the same command again to resume", file=sys.stderr)
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM (concordia_env.arena.pools): the shards written are complete
+        print(f"interrupted: complete shards are kept; resume with: {PROG} {shlex.join(argv)}", file=sys.stderr)
         return 130
     print(json.dumps(summary))
     return 0

@@ -47,6 +47,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import pickle
 import sys
 import time
 from collections.abc import Sequence
@@ -60,6 +61,7 @@ from torch import nn
 from concordia_env import encoding
 from concordia_env.agents.numpy_policy import observation_scaling
 from concordia_env.agents.value_net import MARGIN_SCALE, ROWS, ValueNet
+from concordia_env.arena.pools import sigterm_as_ctrl_c
 from concordia_env.files import write_bytes_atomic
 from concordia_env.game import get_game
 from concordia_env.training.value_data import load_shards
@@ -221,26 +223,54 @@ def predict(model: ValueModel, obs: np.ndarray, batch: int = 4096) -> np.ndarray
 
 
 # ------------------------------------------------------------ the run
+def plain(x: Any) -> Any:
+    """``x`` as JSON data (dicts, lists, strings, numbers, bools, None; anything else as its string):
+    what a checkpoint stores besides tensors, so that ``torch.load(weights_only=True)`` reads it."""
+    return json.loads(json.dumps(x, default=str))
+
+
 def _save_checkpoint(path: Path, model: ValueModel, opt: torch.optim.Optimizer, step: int, args: dict[str, Any],
                      history: list[dict[str, Any]], wall: float) -> None:
     buf = io.BytesIO()
-    torch.save({"model": model.state_dict(), "optimizer": opt.state_dict(), "step": step, "args": args,
-                "history": history, "wall_s": wall}, buf)
+    torch.save({"model": model.state_dict(), "optimizer": opt.state_dict(), "step": step, "args": plain(args),
+                "history": plain(history), "wall_s": wall}, buf)
     write_bytes_atomic(path, buf.getvalue())
+
+
+class UnsafeCheckpointError(ValueError):
+    """A checkpoint holding objects other than tensors and plain data: loading it could run code."""
+
+
+def load_torch_checkpoint(path: Path) -> Any:
+    """What ``path`` (a ``torch.save`` file) holds, read with ``weights_only=True``: tensors and plain
+    data only, so a crafted file cannot run code. :class:`UnsafeCheckpointError` for a file that
+    holds anything else, ``ValueError`` for one torch cannot read (truncated, corrupt); both one
+    line naming the file."""
+    try:
+        return torch.load(path, map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError as exc:
+        if "weights only" in str(exc).lower():  # torch's refusal of an object it does not allow
+            raise UnsafeCheckpointError(f"{path}: refused: it holds objects other than tensors and plain data, "
+                                        f"which could run code when loaded; only load checkpoints you made") from None
+        raise ValueError(f"{path}: truncated or corrupt checkpoint (UnpicklingError)") from None
+    except Exception as exc:  # noqa: BLE001 - a truncated file fails in many ways (EOFError, RuntimeError...)
+        raise ValueError(f"{path}: truncated or corrupt checkpoint ({type(exc).__name__})") from None
 
 
 def load_checkpoint(path: Path) -> dict[str, Any]:
     """The checkpoint ``--resume`` names (``OUT/checkpoint.pt``); ``ValueError`` in one line if it is
-    missing, truncated or corrupt (it is written atomically, so only damage from outside does that)."""
+    missing, truncated or corrupt (it is written atomically, so only damage from outside does that),
+    or holds more than tensors and plain data (:func:`load_torch_checkpoint`: nothing in it runs)."""
     if not path.is_file():
         raise ValueError(f"--resume: {path}: no checkpoint to resume; run without --resume to start")
     try:
-        ck = torch.load(path, map_location="cpu", weights_only=False)
+        ck = load_torch_checkpoint(path)
         if not isinstance(ck, dict) or not {"model", "optimizer", "step", "args"} <= set(ck):
-            raise ValueError("not a value_train checkpoint")
-    except Exception as exc:  # noqa: BLE001 - a truncated file fails in many ways (EOFError, RuntimeError...)
-        raise ValueError(f"--resume: {path}: truncated or corrupt checkpoint ({type(exc).__name__}); delete it "
-                         f"and run without --resume to train from the start") from None
+            raise ValueError(f"{path}: not a value_train checkpoint")
+    except UnsafeCheckpointError as exc:
+        raise ValueError(f"--resume: {exc}") from None
+    except ValueError as exc:
+        raise ValueError(f"--resume: {exc}; delete it and run without --resume to train from the start") from None
     return ck
 
 
@@ -423,7 +453,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not 0.0 <= args.lam <= 1.0 or args.n < 1:
         ap.error("--lam must lie in [0, 1] and --n be positive")
     try:
-        return train(args)
+        with sigterm_as_ctrl_c():
+            return train(args)
     except (ValueError, FileNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
