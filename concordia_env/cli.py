@@ -30,8 +30,8 @@ from concordia_env.data import MAP_NAMES
 from concordia_env.game import check_setup_args
 from concordia_env.menu import Menu, build_menu
 from concordia_env.render import WIDTH, TurnPrinter, score_table, state_to_text, status_lines, wrap
+from concordia_env.shorten import cut_numbers
 from concordia_env.state import GameState, new_game
-from concordia_env.validation import cut_numbers
 
 from .agents.base import Agent, check_mask, make_agent, parse_spec
 

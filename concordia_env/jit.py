@@ -29,6 +29,15 @@ with them, and numba's compile events, which come only for real compiles, count 
 progress bar. A warm start just loads the entry points and prints nothing. The command-line
 entry points call it before they play, so a first run says what it is doing (and for about
 how long) instead of looking hung, and compiles only what the command's agents use.
+
+Library use (``concordia_env.env(...)``, ``new_game``, ``reset``/``step`` in a notebook) compiles
+each kernel on its first call instead. So that it does not look hung either, the first kernel
+of the package that really compiles in a process (numba's compile events come only for real
+compiles, never for cache loads) prints one line on stderr, once, with a rough duration
+(:data:`LIBRARY_COMPILE_SECONDS`), when a person is watching: on a terminal or in a Jupyter
+notebook (``CONCORDIA_COMPILE_NOTICE=always`` prints it to a pipe or a log too, ``never`` not at
+all); a warm start prints nothing. Within :func:`compile_kernels`
+its own notice is the one printed, so a process never says it twice.
 """
 
 from __future__ import annotations
@@ -229,12 +238,77 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "rollout": (("concordia_env.engine", "concordia_env.agents.mcts"), ("mcts",)),  # random playouts
     "afterstates": (("concordia_env.agents.afterstates",), ("encoding",)),  # learned agents' inputs
 }
-#: rough cold compile seconds per group, for the first-run message (2-core AMD EPYC,
-#: ``python -m concordia_env.tools.startup``); a slower machine takes proportionally longer
+#: rough cold compile seconds per group on an idle 2-core AMD EPYC (``python -m
+#: concordia_env.tools.startup``): the low end of the first-run message's range
 COMPILE_SECONDS: dict[str, float] = {
     "engine": 7.0, "rollout": 5.0, "encoding": 1.0, "vector": 2.0, "validation": 9.0,
     "heuristic": 4.0, "mcts": 12.0, "afterstates": 1.0,
 }
+#: the high end of the range is the low end times this: the same 2-core machine, busy with other
+#: work, compiled ``concordia demo``'s kernels in 28-92 s against the 24 s the estimates add up to
+BUSY_FACTOR = 4.0
+#: the library notice's range, in seconds: the environment's kernels (engine and encoding) compiled
+#: cold by ``concordia_env.env(...)``, ``reset`` and a game of ``step`` calls on the 2-core machine,
+#: idle to busy (``python -m concordia_env.tools.startup --only env``)
+LIBRARY_COMPILE_SECONDS: tuple[int, int] = (10, 40)
+#: the start of every compile notice (the command line's and the library's)
+NOTICE = "compiling the rules engine"
+#: when library use prints its notice: ``auto`` (default) on a terminal or in a notebook, where a
+#: silent wait looks hung; ``always`` (a batch job's log); ``never``
+NOTICE_ENV = "CONCORDIA_COMPILE_NOTICE"
+NOTICE_MODES = ("auto", "always", "never")
+
+
+def _library_notice_wanted(stream: TextIO) -> bool:
+    """Whether library use announces its compile on ``stream`` (see :data:`NOTICE_ENV`). ``auto``
+    speaks to a person: a terminal, or a Jupyter kernel (whose stderr is no terminal); a pipe or a
+    file (a test's captured output, a job's log) stays as the program wrote it."""
+    mode = os.environ.get(NOTICE_ENV, "auto").strip().lower()
+    if mode not in NOTICE_MODES:
+        mode = "auto"  # a typo must not break the import of the package; auto is the documented default
+    if mode != "auto":
+        return mode == "always"
+    isatty = getattr(stream, "isatty", None)
+    return bool(callable(isatty) and isatty()) or "ipykernel" in sys.modules
+
+
+def estimate_text(low: float, high: float | None = None) -> str:
+    """``"about 24-96 s on a 2-core machine"``: a range, not a promise (``high`` defaults to
+    ``low`` times :data:`BUSY_FACTOR`)."""
+    low_s = max(1, round(low))
+    high_s = max(low_s + 1, round(high if high is not None else low * BUSY_FACTOR))
+    return f"about {low_s}-{high_s} s on a 2-core machine"
+
+
+class _FirstUseNotice(numba_event.Listener):
+    """The library's compile notice: registered with numba for the whole process when this module
+    is imported (before any kernel is defined), it prints :data:`NOTICE` once, on stderr, when a
+    kernel of this package first really compiles, unless :func:`compile_kernels` is at work
+    (it prints its own, with an estimate for what it compiles)."""
+
+    def __init__(self) -> None:
+        self.printed = False
+        self.quiet = 0  # > 0 while compile_kernels runs (nested calls count)
+
+    def on_start(self, event: Any) -> None:
+        if self.printed or self.quiet:
+            return
+        function = getattr(event.data.get("dispatcher"), "py_func", None)
+        if (getattr(function, "__module__", None) or "").split(".")[0] != _PACKAGE:
+            return  # another package's numba code: not ours to announce
+        self.printed = True
+        if not _library_notice_wanted(sys.stderr):
+            return
+        when = "first use only" if cache_decision().path is not None else "on every run: it cannot be cached"
+        print(f"{NOTICE} ({when}, {estimate_text(*LIBRARY_COMPILE_SECONDS)})...", file=sys.stderr, flush=True)
+
+    def on_end(self, event: Any) -> None:
+        pass
+
+
+_PACKAGE = __name__.split(".")[0]
+FIRST_USE_NOTICE = _FirstUseNotice()
+numba_event.register("numba:compile", FIRST_USE_NOTICE)
 
 
 def resolve_groups(groups: Iterable[str]) -> list[str]:
@@ -266,17 +340,25 @@ class _Progress(numba_event.Listener):
     the first one prints the notice, then each of our kernels compiled (an entry point, or a
     kernel compiled as part of one) advances a tqdm bar on a terminal; a last line gives the time."""
 
-    def __init__(self, kernels: list[Kernel], out: TextIO, cached: bool) -> None:
+    def __init__(self, groups: list[str], out: TextIO, cached: bool) -> None:
         self.out, self.cached = out, cached
+        # until watch() knows the entry points (importing their modules may compile already), the
+        # estimate is the groups' whole
+        self.estimates = [sum(COMPILE_SECONDS.get(g, 1.0) for g in groups)]
+        self.ours: dict[int, Kernel] = {}
+        self.entries: list[Kernel] = []
+        self.next_entry = 0
+        self.started: float | None = None
+        self.bar: Any = None
+        self.compiling: list[str] = []  # ours being compiled now, callers first
+
+    def watch(self, kernels: list[Kernel]) -> None:
+        """The kernels to count (their modules imported): those not compiled yet, and the entry points."""
         self.ours = {id(k.dispatcher): k for k in kernels if not k.dispatcher.signatures}
         self.entries = [k for k in kernels if k.signature is not None]
         # a group's estimate shared among its entry points: what is left when compiling starts
         size = {g: sum(k.group == g for k in self.entries) for g in {k.group for k in self.entries}}
         self.estimates = [COMPILE_SECONDS.get(k.group, 1.0) / size[k.group] for k in self.entries]
-        self.next_entry = 0
-        self.started: float | None = None
-        self.bar: Any = None
-        self.compiling: list[str] = []  # ours being compiled now, callers first
 
     def on_start(self, event: Any) -> None:
         if self.started is None:
@@ -299,13 +381,18 @@ class _Progress(numba_event.Listener):
 
     def _announce(self) -> None:
         self.started = time.perf_counter()
-        when = "first run only" if self.cached else "on every run: it cannot be cached"
-        seconds = max(1, round(sum(self.estimates[self.next_entry:])))
-        print(f"compiling the rules engine ({when}, about {seconds} s)...", file=self.out, flush=True)
-        if self.out.isatty():
-            from tqdm import tqdm
+        if not FIRST_USE_NOTICE.printed:  # (the library's notice came first: not twice)
+            FIRST_USE_NOTICE.printed = True
+            when = "first run only" if self.cached else "on every run: it cannot be cached"
+            estimate = estimate_text(sum(self.estimates[self.next_entry:]))
+            print(f"{NOTICE} ({when}, {estimate})...", file=self.out, flush=True)
+        if self.out.isatty() and self.ours:
+            self._open_bar()
 
-            self.bar = tqdm(total=len(self.ours), unit="kernel", file=self.out, leave=False)
+    def _open_bar(self) -> None:
+        from tqdm import tqdm
+
+        self.bar = tqdm(total=len(self.ours), unit="kernel", file=self.out, leave=False)
 
     def close(self) -> None:
         if self.started is None:
@@ -325,17 +412,29 @@ def compile_kernels(groups: Iterable[str] = tuple(GROUPS), *, progress: bool = T
     (default stderr) saying so; then a progress bar counts the kernels (on a terminal) and a
     last line gives the time taken. When everything comes from the cache nothing is printed.
     Returns how many kernels had to be compiled."""
-    kernels = group_kernels(groups)
-    before = sum(_misses(k) for k in kernels)
-    listener = _Progress(kernels, out or sys.stderr, cache_decision().path is not None)
+    names = resolve_groups(groups)
+    listener = _Progress(names, out or sys.stderr, cache_decision().path is not None)
     with contextlib.ExitStack() as stack:
+        FIRST_USE_NOTICE.quiet += 1  # this notice (or none, without progress) instead of the library's
+        stack.callback(_unquiet)
         if progress:
+            # listening from before the imports: importing a kernel module may compile already,
+            # and the notice must come before any compile work
             stack.enter_context(numba_event.install_listener("numba:compile", listener))
             stack.callback(listener.close)
+        kernels = group_kernels(names)
+        before = sum(_misses(k) for k in kernels)
+        listener.watch(kernels)
+        if listener.started is not None and listener.bar is None and (out or sys.stderr).isatty() and listener.ours:
+            listener._open_bar()  # announced during the imports, before the kernels were known
         for i, k in enumerate(listener.entries):
             listener.next_entry = i
             k.dispatcher.compile(f"({k.signature},)" if k.signature else "()")
     return sum(_misses(k) for k in kernels) - before
+
+
+def _unquiet() -> None:
+    FIRST_USE_NOTICE.quiet -= 1
 
 
 def _misses(k: Kernel) -> int:

@@ -33,7 +33,13 @@ def sync_playwright() -> Any:
 
 
 CHROMIUM = find_chromium()
-needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="no Chromium binary found (apt-get install chromium, "
-                                    "or set CHROMIUM=/path/to/chromium)")
+#: how to get the browser, in the skip reason that ``pytest -rs`` shows
+INSTALL_CHROMIUM = ("on Debian or Ubuntu `sudo apt-get install chromium`, or set CHROMIUM=/path/to/chromium "
+                    "(any Chromium or Chrome binary)")
+if os.environ.get("CHROMIUM"):
+    NO_CHROMIUM = f"needs Chromium; CHROMIUM={os.environ['CHROMIUM']} names no program ({INSTALL_CHROMIUM})"
+else:
+    NO_CHROMIUM = f"needs Chromium, which is not installed: {INSTALL_CHROMIUM}"
+needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM)
 needs_playwright = pytest.mark.skipif(sync_playwright() is None, reason="playwright is not installed (pip install "
                                       "playwright; it drives the system Chromium, no browser download)")

@@ -1,7 +1,7 @@
 """A throwaway install, as a user gets it: the wheel, installed without extras into a fresh venv.
 
 It must install nothing but ``concordia_env``; play ``concordia demo`` from any directory
-without torch, saying within 2 s of a cold start that it compiles (and nothing of the sort
+without torch, saying on a cold start that it compiles before it does (and nothing of the sort
 when warm); still play with site-packages read-only and an unwritable home (one warning
 line, no cache); and ``pip uninstall`` must leave nothing named concordia in site-packages
 (numba's cache goes to the user cache directory, never next to the sources).
@@ -30,10 +30,11 @@ from concordia_env.tools.startup import Timed, run_timed
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = ("pyproject.toml", "README.md", "LICENSE", "concordia_env")
 NOTICE = "compiling the rules engine"
-#: the first-run notice must come within seconds of the start, long before the compile (about 40 s)
-#: ends; a fresh install's first start also writes every .pyc, and a loaded 2-core machine took
-#: 3.7 s, so the bound is generous: what it guards against is a notice that comes only after compiling
-NOTICE_WITHIN_S = 5.0
+#: the share of a cold start's extra time (over a warm start's) that must come after the notice: the
+#: compile is nearly all of it, and a notice printed only after compiling leaves almost none. A ratio
+#: of two times measured in the same run, so a slow or busy machine cannot make it fail (how long the
+#: notice took is printed, not asserted: a loaded 2-core machine took 7.6 s, writing every .pyc)
+AFTER_NOTICE_SHARE = 0.5
 WARNING = re.compile(r"cannot use .* to cache compiled kernels: .*compiled code will not be cached")
 
 
@@ -135,14 +136,22 @@ def test_throwaway_install_plays_anywhere_read_only_too_and_uninstalls_cleanly(t
     demo = [str(bin_dir / "concordia"), "demo", "--seed", "0"]
     cold = run_timed(demo, env=env, cwd=elsewhere, timeout=900)
     check_game(cold, "cold demo")
-    notice = cold.first_stderr(NOTICE)
+    notice, done = cold.first_stderr(NOTICE), cold.first_stderr("compiled in")
     assert notice is not None, f"no {NOTICE!r} line on a cold start:\n{cold.stderr_text}"
-    assert notice <= NOTICE_WITHIN_S, f"the {NOTICE!r} line came after {notice:.2f} s"
+    # by order, not by time: the notice is the first thing on stderr and comes before the compile ends
+    assert cold.stderr[0][1].startswith(NOTICE), f"something came before the notice:\n{cold.stderr_text}"
+    assert done is not None and done >= notice, f"no 'compiled in' line after the notice:\n{cold.stderr_text}"
     assert compiled_files(home / ".cache" / "concordia-env"), "nothing cached in the user cache directory"
 
     warm = run_timed(demo, env=env, cwd=elsewhere, timeout=900)
     check_game(warm, "warm demo")
     assert warm.stderr_text == "", f"a warm start printed on stderr:\n{warm.stderr_text}"
+    extra = cold.seconds - warm.seconds  # what compiling (and writing the .pyc files) cost
+    print(f"cold demo: notice after {notice:.2f} s, compiled by {done:.2f} s, exit after {cold.seconds:.2f} s; "
+          f"warm demo: {warm.seconds:.2f} s")
+    assert cold.seconds - notice >= AFTER_NOTICE_SHARE * extra, (
+        f"the notice came after {notice:.2f} s of a cold start that took {cold.seconds:.2f} s (warm: "
+        f"{warm.seconds:.2f} s): most of the compile happened before it")
     assert warm.stdout == cold.stdout
     assert not compiled_files(site / "concordia_env"), "numba cached into site-packages"
 

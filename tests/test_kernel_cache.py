@@ -48,7 +48,8 @@ def test_a_stale_stamp_recompiles_every_kernel_and_a_fresh_one_none():
 
 
 # ------------------------------------------------------------------ where compiled code is cached
-import os  # noqa: E402  (the section's own imports)
+import io  # noqa: E402  (the section's own imports)
+import os  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 
@@ -121,12 +122,61 @@ def test_without_a_writable_cache_the_game_still_plays_and_says_so_once(tmp_path
     proc = run_python("import random, concordia_env\n"
                       "s, rng = concordia_env.new_game('italia', 2, seed=0), random.Random(0)\n"
                       "while not s.is_terminal(): s.apply(rng.choice(s.legal_actions()))\n"
-                      "print(s.winner())", tmp_path / "file" / "cache")
+                      "print(s.winner())", tmp_path / "file" / "cache", **{jit.NOTICE_ENV: "always"})
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() in ("0", "1")
     lines = proc.stderr.splitlines()
-    assert len(lines) == 1 and "will not be cached" in lines[0], proc.stderr
+    # the warning, then the compile notice saying it will come again
+    assert len(lines) == 2 and "will not be cached" in lines[0], proc.stderr
+    assert lines[1].startswith(f"{jit.NOTICE} (on every run: it cannot be cached, about "), proc.stderr
     assert compiled_files(jit.PACKAGE_DIR) == before, "numba wrote next to the sources"
+
+
+#: the README's library snippet, shortened: the env, a reset and a random game's steps
+LIBRARY_USE = """
+import numpy as np, concordia_env
+env = concordia_env.env(map_name="italia", num_players=2)
+env.reset(seed=0)
+rng = np.random.default_rng(0)
+for name in env.agent_iter(max_iter=200):
+    obs, reward, terminated, truncated, info = env.last()
+    env.step(None if terminated or truncated else int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+print("played")
+"""
+
+
+def test_library_use_on_a_cold_cache_says_once_that_it_compiles_and_a_warm_one_prints_nothing(tmp_path):
+    # stderr is a pipe here: "always" stands for the terminal or notebook where "auto" speaks
+    cold = run_python(LIBRARY_USE, tmp_path / "cache", **{jit.NOTICE_ENV: "always"})
+    assert cold.returncode == 0 and cold.stdout == "played\n", cold.stderr
+    (line,) = cold.stderr.splitlines()  # once, however many kernels compile
+    low, high = jit.LIBRARY_COMPILE_SECONDS
+    assert line == f"{jit.NOTICE} (first use only, about {low}-{high} s on a 2-core machine)...", line
+    warm = run_python(LIBRARY_USE, tmp_path / "cache", **{jit.NOTICE_ENV: "always"})
+    assert warm.returncode == 0 and warm.stdout == "played\n" and warm.stderr == "", warm.stderr
+
+
+def test_the_library_notice_speaks_on_a_terminal_or_in_a_notebook_not_into_a_pipe(tmp_path, monkeypatch):
+    # a cold cache into a pipe (a test's captured output, a job's log): the program's output as written
+    cold = run_python(LIBRARY_USE, tmp_path / "cache", **{jit.NOTICE_ENV: "auto"})
+    assert cold.returncode == 0 and cold.stdout == "played\n" and cold.stderr == "", cold.stderr
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.delenv(jit.NOTICE_ENV, raising=False)
+    assert jit._library_notice_wanted(Terminal()) and not jit._library_notice_wanted(io.StringIO())
+    monkeypatch.setitem(sys.modules, "ipykernel", object())  # a Jupyter kernel: its stderr is no terminal
+    assert jit._library_notice_wanted(io.StringIO())
+    monkeypatch.setenv(jit.NOTICE_ENV, "never")
+    assert not jit._library_notice_wanted(Terminal())
+
+
+def test_compile_notices_give_a_range_not_a_promise():
+    assert jit.estimate_text(24) == "about 24-96 s on a 2-core machine"
+    assert jit.estimate_text(0.2) == "about 1-2 s on a 2-core machine"
+    assert jit.estimate_text(10, 40) == "about 10-40 s on a 2-core machine"
 
 
 def test_a_cold_start_says_it_compiles_a_warm_one_prints_nothing_and_help_compiles_nothing(tmp_path):

@@ -280,7 +280,8 @@ def descendants(pid: int) -> set[int]:
 
 
 def test_a_second_ctrl_c_on_the_ray_backend_exits_130_and_leaves_no_ray_processes(tmp_path):
-    pytest.importorskip("ray")
+    if os.environ.get("CONCORDIA_REQUIRE_RAY") != "1":  # .ci/run's rllib venv runs it with Ray installed
+        pytest.importorskip("ray", reason="Ray is not installed (pip install -e '.[ray]'); .ci/run runs this with it")
     # real agents (Ray's workers do not run the test script): searches long enough to be in flight
     argv = ["tournament", "--map", "italia", "--players", "2", "--agents", "mcts:iterations=200000,random",
             "--games", "4", "--workers", "2", "--backend", "ray", "--out", str(tmp_path / "results.json"),
@@ -293,7 +294,9 @@ def test_a_second_ctrl_c_on_the_ray_backend_exits_130_and_leaves_no_ray_processe
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     STARTED.append(proc)
     deadline = time.monotonic() + WAIT
-    while not any("ray::" in _cmdline(pid) for pid in descendants(proc.pid)):  # a game task under way
+    # a game task under way: a Ray worker named for the tournament's task function (Ray's own helpers,
+    # "ray::IDLE", "ray::DashboardAgent", "ray::RuntimeEnv...", start before any game)
+    while not any("ray::_play" in _cmdline(pid) for pid in descendants(proc.pid)):
         assert proc.poll() is None and time.monotonic() < deadline, "no Ray task started"
         time.sleep(0.2)
     helpers = descendants(proc.pid)

@@ -1,9 +1,12 @@
 """training/: a tiny MaskablePPO run completes, saves, resumes and reloads; the loaded policy
-plays full games in every player count; evaluation and plotting scripts work; bad arguments fail clearly."""
+plays full games in every player count; evaluation and plotting scripts work; bad arguments fail clearly;
+a run says how it is going once per rollout without a progress bar (and without rich), and never
+writes into an earlier run's directory or leaves a half-made one behind."""
 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -234,3 +237,66 @@ def test_train_without_the_train_extra_says_what_to_install(monkeypatch, capsys)
     err = capsys.readouterr().err
     assert TRAIN_EXTRA_INSTALL in err
     assert "pip install torch --index-url https://download.pytorch.org/whl/cpu && pip install 'concordia-env[train]'" in err
+
+
+def test_without_rich_a_run_prints_a_line_per_rollout_instead_of_failing(tmp_path, monkeypatch, capsys):
+    # sb3's progress bar needs rich (and tqdm); without it sb3 raised ImportError inside learn(),
+    # after the run directory was written
+    monkeypatch.setitem(sys.modules, "rich", None)
+    args = ["--map", "italia", "--out", str(tmp_path / "run")] + [a for a in TINY if a != "--no-progress"]
+    assert train_ppo.main(args) == 0
+    captured = capsys.readouterr()
+    assert "note: no progress bar: it needs rich (pip install rich, or the train extra); " \
+           "printing a line per rollout instead" in captured.err
+    lines = [line for line in captured.out.splitlines() if line.startswith("step ")]
+    # 2 envs x 512 steps per rollout, 2048 steps: two rollouts, two lines
+    assert [line.split(" (")[0] for line in lines] == ["step 1,024/2,048", "step 2,048/2,048"], captured.out
+    assert "steps/s" in lines[0] and "left" in lines[0] and "wins this rollout vs " in lines[0]
+    assert (tmp_path / "run" / "policy.zip").is_file()
+
+
+def test_no_progress_still_prints_a_line_per_rollout_and_an_earlier_run_is_never_reused(tmp_path, capsys):
+    out = tmp_path / "run"
+    args = ["--map", "italia", "--out", str(out)] + TINY
+    args[args.index("--total-steps") + 1] = "1024"
+    assert train_ppo.main(args) == 0
+    captured = capsys.readouterr()
+    assert re.search(r"^step 1,024/1,024 \(100%\), [\d,]+ steps/s, ", captured.out, re.M), captured.out
+    # the same command again: refused in one line, the finished run left as it was
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    assert train_ppo.main(args) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line == (f"{train_ppo.PROG}: error: --out {out} already holds a run (config.json, final.zip, policy.zip, "
+                    f"checkpoints/step_1024.zip); continue it with --resume {out}, or choose another --out")
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+
+
+def test_a_run_that_cannot_start_leaves_no_directory_and_a_half_made_one_is_reported(tmp_path, monkeypatch, capsys):
+    out = tmp_path / "run"
+
+    def broken(args, vec_env):
+        raise ImportError("No module named 'something_optional'")
+
+    monkeypatch.setattr(train_ppo, "new_model", broken)
+    with pytest.raises(ImportError):
+        train_ppo.main(["--map", "italia", "--out", str(out)] + TINY)
+    assert not out.exists(), "a run that never started left its directory behind"
+    # a directory an older version left half-made (config and logs, no checkpoint): said so, not reused
+    (out / "logs").mkdir(parents=True)
+    (out / "config.json").write_text("{}")
+    monkeypatch.undo()
+    assert train_ppo.main(["--map", "italia", "--out", str(out)] + TINY) == 2
+    line = capsys.readouterr().err.strip().splitlines()[-1]
+    assert line == (f"{train_ppo.PROG}: error: --out {out} already holds a run (config.json); it has no "
+                    f"checkpoint to resume: delete it or choose another --out")
+    assert sorted(p.name for p in out.iterdir()) == ["config.json", "logs"]
+
+
+def test_rollout_line():
+    line = train_ppo.rollout_line(204_800, 400_000, 0, 400.0, {"heuristic": (0, 2), "random": (9, 10), "self": (0, 0)})
+    assert line == ("step 204,800/400,000 (51%), 512 steps/s, 6 min 40 s elapsed, about 6 min 21 s left; "
+                    "wins this rollout vs heuristic 0/2, random 9/10")
+    # a resumed run: the speed counts this session's steps only
+    assert train_ppo.rollout_line(3072, 3072, 2048, 2.0, {}).startswith("step 3,072/3,072 (100%), 512 steps/s, 2 s "
+                                                                        "elapsed, about 0 s left")
+    assert train_ppo.format_duration(3725) == "1 h 02 min"

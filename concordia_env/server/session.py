@@ -32,8 +32,8 @@ from ..agents.base import Agent
 from ..arena.records import AgentError, agent_seed, partial_record, save_record
 from ..cli import MAX_SEED, short_text
 from ..encoding import observation
+from ..shorten import cut_numbers, short_number
 from ..state import GameState, new_game
-from ..validation import cut_numbers, short_number
 from ..viewer.snapshots import frame_vector, layout_for, static_view
 from .moves import TARGET_KINDS, move_groups, move_targets
 

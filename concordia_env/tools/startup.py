@@ -34,6 +34,15 @@ COMMANDS: dict[str, list[str]] = {
     "import concordia_env; new_game(...)":
         [sys.executable, "-c", "import concordia_env; concordia_env.new_game('imperium', 4, seed=0)"],
     "python -m concordia_env --quiet": [sys.executable, "-m", "concordia_env", "--quiet"],
+    # library use, as in the README: the env, a reset and a game of steps (the kernels compile on first call)
+    "concordia_env.env(...): reset, step": [sys.executable, "-c", (
+        "import numpy as np, concordia_env\n"
+        "env = concordia_env.env(map_name='italia', num_players=2)\n"
+        "env.reset(seed=0)\n"
+        "rng = np.random.default_rng(0)\n"
+        "for name in env.agent_iter():\n"
+        "    obs, reward, terminated, truncated, info = env.last()\n"
+        "    env.step(None if terminated or truncated else int(rng.choice(np.flatnonzero(obs['action_mask']))))\n")],
     "concordia --help": [sys.executable, "-m", "concordia_env.cli", "--help"],
 }
 

@@ -32,6 +32,20 @@ What a run writes (``--out DIR``)
 as plain numpy weights, ``X.npz`` + ``X.json`` (what the ``ppo`` agent plays without
 torch; :mod:`concordia_env.training.export_policy` makes the same pair from any zip).
 
+Progress
+--------
+With ``rich`` and ``tqdm`` installed (both in the ``train`` extra) a progress bar shows the steps;
+without them, or with ``--no-progress``, one line per rollout on stdout says the step count, the
+speed, the time left and the win rates of that rollout's games, so a long run is never silent.
+
+A new run and its directory
+---------------------------
+Everything that can fail before training (the arguments, the optional packages, the
+environments, the model) is checked before the run directory is written, so a run that cannot
+start leaves nothing behind. A new run (without ``--resume``) refuses a directory that already
+holds a run (its ``config.json`` or a checkpoint): one line naming it and what to do, status 2,
+nothing changed; ``--resume DIR`` continues that run instead.
+
 Resuming, and what survives what
 --------------------------------
 ``--resume CHECKPOINT.zip`` continues a run: the model, its optimizer and step
@@ -68,6 +82,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import importlib
 import io
 import json
 import platform
@@ -107,6 +122,10 @@ class SaveError(OSError):
 
 class Interrupted(Exception):
     """Ctrl-C during training; the message says what was saved."""
+
+
+class RunExists(ValueError):
+    """A new run's ``--out`` already holds a run; the message says which and what to do, in one line."""
 
 
 def positive_int(text: str) -> int:
@@ -180,7 +199,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also copy the final policy here (X.zip) and write its numpy export beside it "
                         "(X.npz + X.json, what the ppo agent plays), e.g. training/release/ppo_imperium.zip")
     g.add_argument("--torch-threads", type=positive_int, default=1, help="torch CPU threads")
-    g.add_argument("--no-progress", action="store_true", help="no progress bar")
+    g.add_argument("--no-progress", action="store_true",
+                   help="no progress bar: one line per rollout on stdout instead")
     g.add_argument("--verbose", type=int, default=0, choices=(0, 1, 2), help="sb3 verbosity")
 
     g = p.add_argument_group("MaskablePPO hyperparameters")
@@ -502,6 +522,75 @@ def build_callbacks(args: argparse.Namespace, out: Path, vec_env: Any, resumed_a
     return [PoolCheckpoint(), Outcomes(), evaluation_callback(args, out, resumed_at)]
 
 
+def progress_bar_problem() -> str | None:
+    """Why sb3's progress bar cannot be shown (``None``: it can): it needs ``rich`` and ``tqdm``,
+    which the ``train`` extra installs but an install of torch and sb3-contrib alone may lack."""
+    missing = []
+    for name in ("rich", "tqdm"):
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            missing.append(name)
+    if not missing:
+        return None
+    return f"no progress bar: it needs {' and '.join(missing)} (pip install {' '.join(missing)}, or the train extra)"
+
+
+def format_duration(seconds: float) -> str:
+    """``"1 h 02 min"``, ``"3 min 05 s"``, ``"42 s"``: short enough for a line per rollout."""
+    s = int(round(seconds))
+    if s >= 3600:
+        return f"{s // 3600} h {s % 3600 // 60:02d} min"
+    if s >= 60:
+        return f"{s // 60} min {s % 60:02d} s"
+    return f"{s} s"
+
+
+def rollout_line(step: int, total: int, started_at: int, elapsed: float, wins: dict[str, tuple[int, int]]) -> str:
+    """The line printed per rollout without a progress bar: steps, speed, time left, win rates.
+
+    ``started_at`` is the step count this process started training from (a resume's checkpoint), ``wins`` maps an
+    opponent kind to (games won, games played) in this rollout."""
+    done = step - started_at
+    speed = done / elapsed if elapsed > 0 else 0.0
+    left = format_duration((total - step) / speed) if speed > 0 and step < total else "0 s"
+    text = (f"step {step:,}/{total:,} ({100 * step / total:.0f}%), {speed:,.0f} steps/s, "
+            f"{format_duration(elapsed)} elapsed, about {left} left")
+    rates = [f"{kind} {won}/{played}" for kind, (won, played) in wins.items() if played]
+    return text + (f"; wins this rollout vs {', '.join(rates)}" if rates else "")
+
+
+def rollout_lines(total: int) -> Any:
+    """A callback printing :func:`rollout_line` on stdout at the end of every rollout (flushed, so a
+    log file or a pipe sees it at once)."""
+    from stable_baselines3.common.callbacks import BaseCallback
+
+    class RolloutLines(BaseCallback):
+        def __init__(self) -> None:
+            super().__init__()
+            self.start, self.started_at = 0.0, 0
+            self.wins: dict[str, list[int]] = {}
+
+        def _on_training_start(self) -> None:
+            self.start, self.started_at = time.time(), int(self.num_timesteps)
+
+        def _on_step(self) -> bool:
+            for info, done in zip(self.locals["infos"], self.locals["dones"]):
+                if done and "opponent" in info:
+                    won_played = self.wins.setdefault(info["opponent"], [0, 0])
+                    won_played[0] += int(bool(info.get("is_success")))
+                    won_played[1] += 1
+            return True
+
+        def _on_rollout_end(self) -> None:
+            wins = {kind: (w[0], w[1]) for kind, w in sorted(self.wins.items())}
+            print(rollout_line(int(self.num_timesteps), total, self.started_at, time.time() - self.start, wins),
+                  flush=True)
+            self.wins = {}
+
+    return RolloutLines()
+
+
 def evaluation_callback(args: argparse.Namespace, out: Path, resumed_at: int | None) -> Any:
     """The periodic evaluation against the HeuristicAgent (``eval/``)."""
     from sb3_contrib.common.maskable.callbacks import MaskableEvalCallback
@@ -584,8 +673,35 @@ def run_directory(args: argparse.Namespace) -> Path:
     return Path("runs") / f"{args.map}-seed{args.seed}"
 
 
+def existing_run(out: Path) -> str | None:
+    """What in ``out`` shows an earlier run (``None``: nothing, the directory may be used for a new one)."""
+    found = [name for name in ("config.json", "final.zip", "policy.zip") if (out / name).is_file()]
+    found += [f"checkpoints/{p.name}" for _, p in checkpoints_of(out)][:1]
+    return ", ".join(found) or None
+
+
+def check_new_run_directory(out: Path) -> None:
+    """``RunExists`` if a new run (no ``--resume``) would write into an earlier run's directory: its
+    checkpoints, logs and evaluations would mix with the new run's, and a later ``--resume`` would
+    pick up the old checkpoints as if they were the new run's."""
+    found = existing_run(out)
+    if found is None:
+        return
+    if resume_readable(out):
+        advice = f"continue it with --resume {out}, or choose another --out"
+    else:  # a run stopped before its first checkpoint: nothing to resume
+        advice = "it has no checkpoint to resume: delete it or choose another --out"
+    raise RunExists(f"--out {out} already holds a run ({found}); {advice}")
+
+
+def resume_readable(out: Path) -> bool:
+    """Whether ``out`` has a checkpoint file a ``--resume`` could start from (not checked for damage)."""
+    return (out / "final.zip").is_file() or bool(checkpoints_of(out))
+
+
 def write_config(args: argparse.Namespace, out: Path) -> None:
-    config = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items() if k != "argv"}
+    config = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()
+              if k not in ("argv", "progress_bar")}  # (progress_bar: derived, not an argument)
     config["command"] = shlex.join(["python", "-m", __spec__.name if __spec__ else "concordia_env.training.train_ppo",
                                     *args.argv])
     config["versions"] = versions()
@@ -618,9 +734,8 @@ def train(args: argparse.Namespace) -> Path:
     torch.set_num_threads(args.torch_threads)
     out = run_directory(args)
     candidates = resume_candidates(args.resume) if args.resume is not None else []
-    (out / "checkpoints").mkdir(parents=True, exist_ok=True)
-    remove_stale_temporaries(out)
-    write_config(args, out)
+    if args.resume is None:
+        check_new_run_directory(out)
     subproc = args.vec == "subproc"
     factories = [_env_factory(args, args.opponents, worker=subproc) for _ in range(args.n_envs)]
     vec_env = SubprocVecEnv(factories) if subproc else DummyVecEnv(factories)
@@ -636,6 +751,10 @@ def train(args: argparse.Namespace) -> Path:
             vec_env.env_method("add_snapshot", FrozenPolicy.from_policy(model.policy, "step_0"))
             resumed_at = None
         vec_env.seed(args.seed)
+        # the run really starts: only now is its directory made and written
+        (out / "checkpoints").mkdir(parents=True, exist_ok=True)
+        remove_stale_temporaries(out)
+        write_config(args, out)
         model.set_logger(make_logger(args, out, resumed_at))
         try:
             return learn_and_save(args, out, model, vec_env, resumed_at)
@@ -654,8 +773,13 @@ def learn_and_save(args: argparse.Namespace, out: Path, model: Any, vec_env: Any
     start = time.time()
     remaining = args.total_steps - (resumed_at or 0)
     if remaining > 0:
-        model.learn(total_timesteps=remaining, callback=build_callbacks(args, out, vec_env, resumed_at),
-                    progress_bar=not args.no_progress, reset_num_timesteps=resumed_at is None)
+        # main() decides whether sb3's bar can be shown; train() called on its own prints lines
+        bar = bool(getattr(args, "progress_bar", False))
+        callbacks = build_callbacks(args, out, vec_env, resumed_at)
+        if not bar:
+            callbacks.append(rollout_lines(args.total_steps))
+        model.learn(total_timesteps=remaining, callback=callbacks, progress_bar=bar,
+                    reset_num_timesteps=resumed_at is None)
     else:
         print(f"note: the checkpoint is at step {resumed_at}, --total-steps is {args.total_steps}: nothing to "
               f"train; writing the final files", file=sys.stderr)
@@ -714,8 +838,17 @@ def main(argv: list[str] | None = None) -> int:
         import torch  # noqa: F401
     except ImportError as exc:
         parser.error(f"training needs the train extra ({exc}): {TRAIN_EXTRA_INSTALL}")
+    args.progress_bar = False
+    if not args.no_progress:
+        problem = progress_bar_problem()
+        if problem is not None:  # (sb3 would stop with an ImportError once the run directory exists)
+            print(f"note: {problem}; printing a line per rollout instead", file=sys.stderr)
+        args.progress_bar = problem is None
     try:
         path = train(args)
+    except RunExists as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return 2
     except CheckpointError as exc:
         print(f"{PROG}: error: --resume: {exc}", file=sys.stderr)
         return 2
