@@ -99,7 +99,7 @@ def test_missing_numba_cuda_is_a_clear_error(monkeypatch):
 
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "numba_cuda" else real(name, *a))
-    with pytest.raises(CudaUnavailableError, match=r"numba-cuda, which is not installed: pip install 'concordia-env\[cuda\]'"):
+    with pytest.raises(CudaUnavailableError, match=r'numba-cuda, which is not installed: pip install "\.\[cuda\]" in the concordia-env source folder'):
         require_cuda()
 
 

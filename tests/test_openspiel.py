@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-pyspiel = pytest.importorskip("pyspiel", reason="OpenSpiel is not installed: pip install 'concordia-env[openspiel]'")
+pyspiel = pytest.importorskip("pyspiel", reason="OpenSpiel is not installed: pip install '.[openspiel]'")
 
 from open_spiel.python.algorithms.ismcts import ISMCTSBot  # noqa: E402
 from open_spiel.python.algorithms.mcts import MCTSBot, RandomRolloutEvaluator  # noqa: E402
@@ -306,7 +306,7 @@ def test_missing_openspiel_is_one_line_naming_the_extra(monkeypatch: pytest.Monk
     with pytest.raises(ImportError) as exc:
         importlib.import_module("concordia_env.integrations.openspiel")
     assert len(str(exc.value).splitlines()) == 1
-    assert "pip install 'concordia-env[openspiel]'" in str(exc.value)
+    assert 'pip install ".[openspiel]" in the concordia-env source folder' in str(exc.value)
 
 
 # ---------------------------------------------------------------- docs

@@ -450,7 +450,8 @@ def test_importing_agents_and_playing_ppo_does_not_import_torch():
 def test_missing_torch_names_the_extra_to_install(models, monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "torch", None)  # makes `import torch` fail
     monkeypatch.setattr(P, "_CACHE", {})
-    expected = "pip install torch --index-url https://download.pytorch.org/whl/cpu && pip install 'concordia-env[train]'"
+    expected = ("pip install torch --index-url https://download.pytorch.org/whl/cpu, then "
+                'pip install ".[train]" in the concordia-env source folder')
     assert P.TRAIN_EXTRA_INSTALL == expected
     with pytest.raises(ImportError, match="install the train extra") as info:
         P._torch()

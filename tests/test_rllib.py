@@ -238,7 +238,7 @@ def test_cli_ray_bad_address_missing_ray_and_usage(local_ray: Any, monkeypatch: 
     monkeypatch.setitem(sys.modules, "ray", None)  # as if Ray were not installed
     assert cli_main(base + ["--backend", "ray"]) == 2
     err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and 'pip install "concordia-env[ray]"' in err
+    assert len(err.splitlines()) == 1 and 'pip install ".[ray]" in the concordia-env source folder' in err
     with pytest.raises(ImportError, match="concordia-env"):
         ray_backend.require_ray()
     with pytest.raises(ValueError, match="backend must be one of"):

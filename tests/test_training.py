@@ -236,7 +236,8 @@ def test_train_without_the_train_extra_says_what_to_install(monkeypatch, capsys)
     assert exc.value.code == 2
     err = capsys.readouterr().err
     assert TRAIN_EXTRA_INSTALL in err
-    assert "pip install torch --index-url https://download.pytorch.org/whl/cpu && pip install 'concordia-env[train]'" in err
+    assert ("pip install torch --index-url https://download.pytorch.org/whl/cpu, then "
+            'pip install ".[train]" in the concordia-env source folder') in err
 
 
 def test_without_rich_a_run_prints_a_line_per_rollout_instead_of_failing(tmp_path, monkeypatch, capsys):

@@ -50,6 +50,7 @@ def start(module: str, args: list[str], file_limit: int | None = None) -> subpro
         # Ctrl-C as from a terminal even when the tests run with SIGINT ignored (started in the
         # background), which the child would inherit and Python would keep
         signal.signal(signal.SIGINT, signal.SIG_DFL)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
         if file_limit is not None:
             resource.setrlimit(resource.RLIMIT_FSIZE, (file_limit, file_limit))
             signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
@@ -125,14 +126,15 @@ def finished_run(tmp_path_factory) -> Path:
     return out
 
 
-def test_ctrl_c_saves_a_checkpoint_and_resume_run_dir_continues(tmp_path, capsys):
+@pytest.mark.parametrize("sent", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_ctrl_c_or_sigterm_saves_a_checkpoint_and_resume_run_dir_continues(tmp_path, capsys, sent):
     out = tmp_path / "run"
     quick = {"n_steps": "128", "batch_size": "128", "checkpoint_every": "1000000", "eval_every": "1000000"}
     proc = start("train_ppo", tiny(1_000_000, **quick) + ["--out", str(out)])
     wait_for(proc, out / "logs" / "progress.csv")  # a rollout (256 steps) done: training is under way
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(sent)
     code, err = finish(proc, timeout=60)
-    assert interrupted_status(code), err
+    assert interrupted_status(code) if sent == signal.SIGINT else code == 130, err
     assert "Traceback" not in err
     (line,) = err.strip().splitlines()
     assert "interrupted at step" in line and "checkpoint saved to" in line and f"--resume {out}" in line

@@ -92,13 +92,14 @@ from concordia_env.data import MAP_NAMES
 from concordia_env.engine import NUM_ACTIONS
 from concordia_env.state import GameState
 
+from ..extras import install_hint
 from .base import Agent, check_mask, sample_softmax
 from .numpy_policy import NumpyPolicy, check_trained_for, policy_files
 
 #: what to install for stable-baselines3 model files and training, on any machine (torch's
 #: CPU-only wheel index first: the default index gives Linux the multi-GB CUDA build)
-TRAIN_EXTRA_INSTALL = ("pip install torch --index-url https://download.pytorch.org/whl/cpu "
-                       "&& pip install 'concordia-env[train]'")
+TRAIN_EXTRA_INSTALL = ("pip install torch --index-url https://download.pytorch.org/whl/cpu, then "
+                       + install_hint("train"))
 
 #: torch threads set once, at the first import of torch by this module (None: leave torch alone)
 TORCH_THREADS: int | None = 1

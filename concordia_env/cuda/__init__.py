@@ -1,4 +1,4 @@
-"""The rules kernel on a GPU: :class:`ConcordiaCudaVecEnv` (``pip install 'concordia-env[cuda]'``).
+"""The rules kernel on a GPU: :class:`ConcordiaCudaVecEnv` (the ``cuda`` extra: ``pip install ".[cuda]"``).
 
 * :mod:`.newgame`: a new game's setup as a kernel (the same draws as :func:`concordia_env.game.initial_state`);
 * :mod:`.games`: one game's step, reset, rewards and random playout, as numba kernels calling the rules;

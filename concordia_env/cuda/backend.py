@@ -16,7 +16,9 @@ from typing import Any
 
 import numpy as np
 
-INSTALL_HINT = "pip install 'concordia-env[cuda]'"
+from ..extras import install_hint
+
+INSTALL_HINT = install_hint("cuda")
 
 
 class CudaUnavailableError(RuntimeError):

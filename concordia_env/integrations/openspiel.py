@@ -8,7 +8,7 @@
     game = pyspiel.load_game("python_concordia", {"map_name": "italia", "players": 2})
     state = game.new_initial_state()                    # a chance node: the deal
 
-Needs OpenSpiel: ``pip install "concordia-env[openspiel]"`` (the ``openspiel`` extra). The
+Needs OpenSpiel: ``pip install ".[openspiel]"`` in the source folder (the ``openspiel`` extra). The
 rules are the package's own: every player decision is :meth:`GameState.apply
 <concordia_env.state.GameState.apply>` on the core state, with the same 402 action ids and
 names (:mod:`concordia_env.actions`), so nothing here re-implements a rule.
@@ -79,12 +79,13 @@ from concordia_env.agents.mcts import deck_blocks, random_result, resample_deck
 from concordia_env.data import MAP_NAMES
 from concordia_env.encoding import OBSERVATION_FIELDS, OBSERVATION_LAYOUT, OBSERVATION_SIZE, encode, map_id
 from concordia_env.env import DEFAULT_MAX_TURNS
+from concordia_env.extras import install_hint
 from concordia_env.game import check_setup_args, get_game
 from concordia_env.rewards import seat_rewards
 from concordia_env.state import GameState, new_game
 
 #: what to install when OpenSpiel is missing
-INSTALL_HINT = "pip install 'concordia-env[openspiel]'  (or: pip install open-spiel)"
+INSTALL_HINT = install_hint("openspiel", "pip install open-spiel")
 
 try:
     import pyspiel

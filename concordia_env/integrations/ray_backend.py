@@ -30,8 +30,10 @@ from collections.abc import Callable
 from concurrent.futures import Executor, Future
 from typing import Any
 
+from concordia_env.extras import install_hint
+
 #: what to install when Ray is missing
-INSTALL_HINT = 'pip install "concordia-env[ray]"  (or "concordia-env[rllib]" for RLlib too)'
+INSTALL_HINT = install_hint("ray", "pip install ray")
 #: seconds to wait for a TCP connection to the cluster's address before giving up
 CONNECT_TIMEOUT = 5.0
 

@@ -10,7 +10,7 @@
 
 or run ``python -m concordia_env.training.train_rllib`` (multi-agent PPO, checkpoints,
 evaluation through the tournament runner). Needs Ray with RLlib: ``pip install
-"concordia-env[rllib]"`` (the ``rllib`` extra; torch is needed too, as for the ``train`` extra).
+".[rllib]"`` in the source folder (the ``rllib`` extra; torch is needed too, as for the ``train`` extra).
 
 What the wrapper fixes (each of these stops a plain ``PettingZooEnv`` before it trains):
 
@@ -54,9 +54,10 @@ from gymnasium import spaces
 from concordia_env import engine as E
 from concordia_env.agents.numpy_policy import ACTIVATIONS, NumpyPolicy, observation_scaling, scale_observation
 from concordia_env.env import DEFAULT_MAX_TURNS, raw_env
+from concordia_env.extras import install_hint
 
 #: what to install when Ray or RLlib is missing
-INSTALL_HINT = 'pip install "concordia-env[rllib]"  (or: pip install "ray[rllib]")'
+INSTALL_HINT = install_hint("rllib", 'pip install "ray[rllib]"')
 
 try:
     from ray.rllib.env.multi_agent_env import MultiAgentEnv

@@ -16,7 +16,7 @@ the batched env (:class:`concordia_env.vector.ConcordiaVecEnv`) for several
 is included).
 
 ``cuda`` times the GPU env (:class:`concordia_env.cuda.ConcordiaCudaVecEnv`, ``pip install
-'concordia-env[cuda]'``) for N = 8,192 / 32,768 / 131,072 games (``--num-envs``): steps/s of
+".[cuda]"``) for N = 8,192 / 32,768 / 131,072 games (``--num-envs``): steps/s of
 ``step`` with the observation and the mask of every game written, random legal actions chosen
 on the device (:meth:`~concordia_env.cuda.ConcordiaCudaVecEnv.random_legal_actions`, included);
 then kernel-only random playouts (decisions/s); then the CPU batched env on the same host in

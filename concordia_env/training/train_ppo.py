@@ -99,6 +99,7 @@ from typing import Any
 import numpy as np
 
 from ..agents.policy import TRAIN_EXTRA_INSTALL, moved_class_objects  # torch is imported lazily there
+from ..arena.pools import sigterm_as_ctrl_c
 from ..data import MAP_NAMES
 from ..files import write_bytes_atomic
 from ..rewards import REWARD_MODES
@@ -796,17 +797,19 @@ def save_interrupted(model: Any, out: Path) -> str:
     """Save ``checkpoints/step_<N>.zip`` after Ctrl-C (a second Ctrl-C cannot cut the save short);
     returns the line to print."""
     step = int(model.num_timesteps)
+    previous: dict[int, Any] = {}
     try:
-        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        for signum in (signal.SIGINT, signal.SIGTERM):  # SIGTERM stops a run as Ctrl-C does
+            previous[signum] = signal.signal(signum, signal.SIG_IGN)
     except ValueError:  # not the main thread: signals are not ours to change
-        previous = None
+        pass
     try:
         path = save_model(model, out / "checkpoints" / f"step_{step}.zip")
     except SaveError as exc:
         return f"interrupted at step {step}; {exc}: resume from the newest checkpoint with --resume {out}"
     finally:
-        if previous is not None:
-            signal.signal(signal.SIGINT, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
     return f"interrupted at step {step}: checkpoint saved to {path}; continue with --resume {out}"
 
 
@@ -845,7 +848,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"note: {problem}; printing a line per rollout instead", file=sys.stderr)
         args.progress_bar = problem is None
     try:
-        path = train(args)
+        with sigterm_as_ctrl_c():  # a scheduler's stop saves a checkpoint as Ctrl-C does
+            path = train(args)
     except RunExists as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 2

@@ -6,7 +6,7 @@ Example (a local Ray instance on this machine)::
         --env-runners 2 --out runs/rllib_italia
 
 and on a Ray cluster (``ray start --head --port 6379`` on the head machine, ``ray start
---address HEAD:6379`` on every other machine, ``concordia-env[rllib]`` installed on all)::
+--address HEAD:6379`` on every other machine, the ``rllib`` extra installed on all)::
 
     python -m concordia_env.training.train_rllib --address HEAD:6379 --env-runners 32 ...
 
@@ -48,11 +48,12 @@ from pathlib import Path
 from typing import Any
 
 from concordia_env.data import MAP_NAMES
+from concordia_env.extras import install_hint
 from concordia_env.game import check_setup_args
 from concordia_env.rewards import REWARD_MODES
 
 #: what to install when Ray or RLlib is missing
-INSTALL_HINT = 'pip install "concordia-env[rllib]"'
+INSTALL_HINT = install_hint("rllib")
 
 
 def _positive(text: str) -> int:
