@@ -422,3 +422,32 @@ def test_a_crafted_checkpoint_is_refused_and_runs_no_code(tmp_path: Path, capsys
     assert line.startswith(f"warning: skipping {path}: refused: it holds objects other than tensors") and \
         line.endswith("training this generation from its start")
     assert not marker.exists()
+
+
+def test_a_stop_signal_after_an_evaluations_last_game_still_stops_the_gate(tmp_path, monkeypatch, capfd):
+    """Ctrl-C while an evaluation plays its last game leaves that evaluation nothing to cut short;
+    the gate then stops before its next evaluation rather than carrying on."""
+    import os
+    import signal
+
+    from concordia_env.arena.pools import Interrupted
+    from concordia_env.training import evaluation
+
+    calls = []
+
+    def last_game_then_ctrl_c(*args, **kwargs):
+        calls.append(args)
+        os.kill(os.getpid(), signal.SIGINT)  # arrives as the evaluation returns, complete
+        return {}
+
+    monkeypatch.setattr(evaluation, "run_evaluation", last_game_then_ctrl_c)
+    args = X.build_parser().parse_args(TINY + ["--out", str(tmp_path)])
+    before = signal.getsignal(signal.SIGINT)
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a command run from a terminal
+    try:
+        with pytest.raises(Interrupted):
+            X.run_gate(args, tmp_path, 0, X.Expert())
+    finally:
+        signal.signal(signal.SIGINT, before)
+    assert len(calls) == 1  # no second evaluation after the stop
+    assert "Ctrl-C: no new games" in capfd.readouterr().err

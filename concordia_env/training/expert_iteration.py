@@ -140,7 +140,7 @@ import os
 import shlex
 import sys
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Executor
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
@@ -1019,7 +1019,15 @@ def _eval_seed(args: argparse.Namespace, *key: int) -> int:
 
 
 def run_gate(args: argparse.Namespace, out: Path, g: int, best: Expert) -> dict[str, Any]:
-    """Gate generation ``g``'s network against ``best`` and play it against the heuristic."""
+    """Gate generation ``g``'s network against ``best`` and play it against the heuristic.
+
+    A stop signal stops the gate even when it comes after an evaluation's last game started (that
+    evaluation then completes, and nothing stops it): the gate is played again on ``--resume``."""
+    with stop_signals("game") as interrupts:  # the evaluations inside share it
+        return _run_gate(args, out, g, best, interrupts.check)
+
+
+def _run_gate(args: argparse.Namespace, out: Path, g: int, best: Expert, stopped: Callable[[], None]) -> dict[str, Any]:
     from concordia_env.training.evaluation import run_evaluation
 
     t0 = time.perf_counter()
@@ -1037,6 +1045,7 @@ def run_gate(args: argparse.Namespace, out: Path, g: int, best: Expert) -> dict[
         seed = _eval_seed(args, g, 1)
         result = run_evaluation(args.map, gate_lineup(new, old, n), args.gate_deals, seed, out=d / "eval_gate.json",
                                 **common)
+        stopped()
         gate = {"lineup": result["lineup"], "deals": args.gate_deals, "seed": seed, "games": result["games"],
                 "truncated": result["truncated"], "threshold": args.gate_threshold,
                 "new": _agent_summary(result, new), "best": _agent_summary(result, old),
@@ -1048,6 +1057,7 @@ def run_gate(args: argparse.Namespace, out: Path, g: int, best: Expert) -> dict[
     for kind, spec in (("az", new), ("net", f"net:net={os.fspath(stem)}")):
         result = run_evaluation(args.map, [spec] + ["heuristic"] * (n - 1), args.eval_deals, seed,
                                 out=d / f"eval_heuristic_{kind}.json", **common)
+        stopped()
         heuristic[kind] = dict(_agent_summary(result, spec), deals=args.eval_deals, seed=seed)
     return {"format": RUN_FORMAT + "/gate", "generation": g, "net": stem.relative_to(out).as_posix(),
             "net_sha256": file_sha256(stem.with_suffix(".npz")), "best_before": best.stem,
