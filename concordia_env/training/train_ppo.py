@@ -808,8 +808,8 @@ def save_interrupted(model: Any, out: Path) -> str:
     except SaveError as exc:
         return f"interrupted at step {step}; {exc}: resume from the newest checkpoint with --resume {out}"
     finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
     return f"interrupted at step {step}: checkpoint saved to {path}; continue with --resume {out}"
 
 
