@@ -296,9 +296,9 @@ class _FirstUseNotice(numba_event.Listener):
         function = getattr(event.data.get("dispatcher"), "py_func", None)
         if (getattr(function, "__module__", None) or "").split(".")[0] != _PACKAGE:
             return  # another package's numba code: not ours to announce
-        self.printed = True
         if not _library_notice_wanted(sys.stderr):
-            return
+            return  # (not marked printed: the command line's own notice must still come)
+        self.printed = True
         when = "first use only" if cache_decision().path is not None else "on every run: it cannot be cached"
         print(f"{NOTICE} ({when}, {estimate_text(*LIBRARY_COMPILE_SECONDS)})...", file=sys.stderr, flush=True)
 
