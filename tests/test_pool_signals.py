@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
+from processes import children, running  # tests/processes.py
 
 import concordia_env
 
@@ -131,29 +132,6 @@ def finish(proc: subprocess.Popen, timeout: float = WAIT) -> tuple[int, str, str
         out, err = proc.communicate()
         pytest.fail(f"no exit within {timeout} s (hung); stderr: {err[-2000:]}")
     return proc.returncode, out, err
-
-
-def children(pid: int) -> list[int]:
-    """The live child processes of ``pid`` (from /proc)."""
-    kids = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                status = (entry / "status").read_text()
-            except OSError:
-                continue
-            fields = dict(line.split(":\t", 1) for line in status.splitlines() if ":\t" in line)
-            if fields.get("PPid", "").strip() == str(pid) and not fields.get("State", "").startswith("Z"):
-                kids.append(int(entry.name))
-    return kids
-
-
-def running(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 def wait_for_workers(proc: subprocess.Popen, n: int = 2) -> list[int]:

@@ -56,9 +56,10 @@ def new_session(folder: Path, seed: int = SEED, agent: str = "random", save: Pat
 
 
 @contextlib.contextmanager
-def served(session: GameSession) -> Iterator[PlayServer]:
-    """``session`` served on a free loopback port from a thread, for the time of the block."""
-    server = make_server("127.0.0.1", 0, session)
+def served(session: GameSession, **options: Any) -> Iterator[PlayServer]:
+    """``session`` served on a free loopback port from a thread, for the time of the block
+    (``options``: :func:`make_server`'s, ``request_timeout`` say)."""
+    server = make_server("127.0.0.1", 0, session, **options)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

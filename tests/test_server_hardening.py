@@ -6,14 +6,12 @@ helpers)."""
 
 from __future__ import annotations
 
-import contextlib
 import http.client
 import json
 import socket
 import struct
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -127,22 +125,9 @@ def test_every_malformed_request_gets_a_4xx_and_changes_nothing(tmp_path, capsys
 
 
 # ---------------------------------------------------------------- connections
-@contextlib.contextmanager
-def served_with_timeout(session: GameSession, seconds: float) -> Iterator[PlayServer]:
-    server = make_server("127.0.0.1", 0, session, request_timeout=seconds)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield server
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
-
-
 def test_half_sent_requests_are_dropped_after_the_timeout(tmp_path):
     session = new_session(tmp_path)
-    with served_with_timeout(session, 1.0) as server:
+    with served(session, request_timeout=1.0) as server:
         port = server.server_address[1]
         clients = []
         for k in range(40):

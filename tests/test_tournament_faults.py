@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
+from processes import children, running  # tests/processes.py
 
 import concordia_env.agents.base
 import concordia_env.arena.tournament as tournament_module
@@ -145,30 +146,6 @@ def wait_for(condition, timeout: float = WAIT, what: str = "condition") -> None:
         if time.monotonic() - t0 > timeout:
             pytest.fail(f"no {what} within {timeout} s")
         time.sleep(0.02)
-
-
-def children(pid: int) -> list[int]:
-    """The live child processes of ``pid`` (from /proc)."""
-    kids = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                status = (entry / "status").read_text()
-            except OSError:
-                continue
-            fields = dict(line.split(":\t", 1) for line in status.splitlines() if ":\t" in line)
-            if fields.get("PPid", "").strip() == str(pid) and not fields.get("State", "").startswith("Z"):
-                kids.append(int(entry.name))
-    return kids
-
-
-def running(pid: int) -> bool:
-    """``pid`` exists and is not a zombie (a killed orphan may stay one under a non-reaping init)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 def uninterrupted(tmp_path: Path, games: int = GAMES) -> dict:

@@ -1,0 +1,29 @@
+"""Live processes seen from /proc, for the tests that send signals to commands and their workers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def children(pid: int) -> list[int]:
+    """The live child processes of ``pid`` (from /proc)."""
+    kids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                status = (entry / "status").read_text()
+            except OSError:
+                continue
+            fields = dict(line.split(":\t", 1) for line in status.splitlines() if ":\t" in line)
+            if fields.get("PPid", "").strip() == str(pid) and not fields.get("State", "").startswith("Z"):
+                kids.append(int(entry.name))
+    return kids
+
+
+def running(pid: int) -> bool:
+    """``pid`` exists and is not a zombie (a killed orphan may stay one under a non-reaping init)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
