@@ -27,3 +27,13 @@ def running(pid: int) -> bool:
     except OSError:
         return False
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def kill_left_running(started: list) -> None:
+    """Kill the processes of ``started`` (``subprocess.Popen``) a failed test left running (their
+    workers die with them), and empty the list."""
+    for proc in started:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    started.clear()

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
-from processes import children, running  # tests/processes.py
+from processes import children, kill_left_running, running  # tests/processes.py
 
 import concordia_env
 
@@ -65,11 +65,7 @@ WAIT = 120  # seconds: the most any command may take
 def no_stray_processes():
     """Kill whatever a failed test left running (its workers die with it)."""
     yield
-    for proc in STARTED:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
-    STARTED.clear()
+    kill_left_running(STARTED)
 
 
 def strength_config(tmp_path: Path) -> Path:

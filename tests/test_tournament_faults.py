@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
-from processes import children, running  # tests/processes.py
+from processes import children, kill_left_running, running  # tests/processes.py
 
 import concordia_env.agents.base
 import concordia_env.arena.tournament as tournament_module
@@ -90,11 +90,7 @@ def script(tmp_path) -> Path:
 def no_stray_processes():
     """Kill whatever a failed test left running (its workers die with it)."""
     yield
-    for proc in STARTED:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
-    STARTED.clear()
+    kill_left_running(STARTED)
 
 
 def tournament_argv(tmp_path: Path, workers: int = 2, games: int = GAMES, records: bool = True,
