@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from pathlib import Path
+
+import pytest
 
 
 def children(pid: int) -> list[int]:
@@ -37,3 +41,13 @@ def kill_left_running(started: list) -> None:
             proc.kill()
             proc.communicate()
     started.clear()
+
+
+def wait_for(condition: Callable[[], object], timeout: float, what: str = "condition", poll: float = 0.02) -> None:
+    """Wait until ``condition()`` holds; past ``timeout`` seconds (a bound for a hung process, far
+    above what the awaited event takes) the test fails naming ``what``."""
+    t0 = time.monotonic()
+    while not condition():
+        if time.monotonic() - t0 > timeout:
+            pytest.fail(f"no {what} within {timeout} s")
+        time.sleep(poll)

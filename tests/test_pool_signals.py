@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
-from processes import children, kill_left_running, running  # tests/processes.py
+from processes import children, kill_left_running, running, wait_for  # tests/processes.py
 
 import concordia_env
 
@@ -132,15 +132,11 @@ def finish(proc: subprocess.Popen, timeout: float = WAIT) -> tuple[int, str, str
 
 def wait_for_workers(proc: subprocess.Popen, n: int = 2) -> list[int]:
     """The command's worker processes, once ``n`` are running (their first games under way)."""
-    deadline = time.monotonic() + WAIT
-    while len(kids := children(proc.pid)) < n:
-        if proc.poll() is not None:
-            pytest.fail(f"exited with {proc.returncode} before its workers started: {proc.communicate()[1][-2000:]}")
-        if time.monotonic() > deadline:
-            pytest.fail(f"no {n} workers within {WAIT} s")
-        time.sleep(0.05)
+    wait_for(lambda: proc.poll() is not None or len(children(proc.pid)) >= n, timeout=WAIT, what=f"{n} workers")
+    if proc.poll() is not None:
+        pytest.fail(f"exited with {proc.returncode} before its workers started: {proc.communicate()[1][-2000:]}")
     time.sleep(0.5)  # inside their first games
-    return kids
+    return children(proc.pid)
 
 
 MODULES = ["value_data", "evaluation", "strength", "expert_iteration", "concordia"]
@@ -156,10 +152,7 @@ def test_a_second_ctrl_c_ends_the_workers_and_exits_130(tmp_path, module):
     code, _, err = finish(proc, timeout=60)
     assert code == 130 and "Traceback" not in err, err
     assert "in flight" in err and "again" in err, err
-    deadline = time.monotonic() + 30
-    while any(running(pid) for pid in workers):
-        assert time.monotonic() < deadline, "the workers outlived the command"
-        time.sleep(0.05)
+    wait_for(lambda: not any(running(pid) for pid in workers), timeout=30, what="end of the workers")
 
 
 #: per command: the signal sent once, and what its last line of stderr says
@@ -267,12 +260,11 @@ def test_a_second_ctrl_c_on_the_ray_backend_exits_130_and_leaves_no_ray_processe
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     STARTED.append(proc)
-    deadline = time.monotonic() + WAIT
     # a game task under way: a Ray worker named for the tournament's task function (Ray's own helpers,
     # "ray::IDLE", "ray::DashboardAgent", "ray::RuntimeEnv...", start before any game)
-    while not any("ray::_play" in _cmdline(pid) for pid in descendants(proc.pid)):
-        assert proc.poll() is None and time.monotonic() < deadline, "no Ray task started"
-        time.sleep(0.2)
+    wait_for(lambda: proc.poll() is not None or any("ray::_play" in _cmdline(pid) for pid in descendants(proc.pid)),
+             timeout=WAIT, what="Ray task", poll=0.2)
+    assert proc.poll() is None, proc.communicate()[1]
     helpers = descendants(proc.pid)
     proc.send_signal(signal.SIGINT)
     time.sleep(0.5)
@@ -280,10 +272,7 @@ def test_a_second_ctrl_c_on_the_ray_backend_exits_130_and_leaves_no_ray_processe
     code, _, err = finish(proc, timeout=60)
     assert code == 130 and "Traceback" not in err, err
     assert err.strip().splitlines()[-1].startswith("aborted; "), err
-    deadline = time.monotonic() + 30
-    while lingering := [pid for pid in helpers if running(pid)]:
-        assert time.monotonic() < deadline, f"Ray processes outlived the command: {lingering}"
-        time.sleep(0.2)
+    wait_for(lambda: not any(running(pid) for pid in helpers), timeout=30, what="end of the Ray processes", poll=0.2)
 
 
 def _cmdline(pid: int) -> str:

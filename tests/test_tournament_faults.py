@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
-from processes import children, kill_left_running, running  # tests/processes.py
+from processes import children, kill_left_running, running, wait_for  # tests/processes.py
 
 import concordia_env.agents.base
 import concordia_env.arena.tournament as tournament_module
@@ -136,14 +136,6 @@ def finish(proc: subprocess.Popen, timeout: float = WAIT) -> tuple[int, str, str
     return proc.returncode, out, err, time.monotonic() - t0
 
 
-def wait_for(condition, timeout: float = WAIT, what: str = "condition") -> None:
-    t0 = time.monotonic()
-    while not condition():
-        if time.monotonic() - t0 > timeout:
-            pytest.fail(f"no {what} within {timeout} s")
-        time.sleep(0.02)
-
-
 def uninterrupted(tmp_path: Path, games: int = GAMES) -> dict:
     """The reference result: the same tournament in this process, in one go."""
     result = run_tournament("italia", 2, ["slow", "random"], games, progress=False,
@@ -171,7 +163,7 @@ def test_first_ctrl_c_keeps_the_games_in_flight_and_resume_equals_an_uninterrupt
     argv = tournament_argv(tmp_path, workers)
     # games 0-3 are quick (the first save comes after game 2); from game 4 on each takes 1 s
     proc = start(script, argv, delay=1.0, slow_from=4)
-    wait_for(lambda: (tmp_path / "out" / "results.json").exists() or proc.poll() is not None, what="first save")
+    wait_for(lambda: (tmp_path / "out" / "results.json").exists() or proc.poll() is not None, what="first save", timeout=WAIT)
     proc.send_signal(signal.SIGINT)
     code, out, err, _ = finish(proc)
     assert code == 130, err
@@ -204,7 +196,7 @@ def test_second_ctrl_c_aborts_at_once_and_resume_uses_the_records(tmp_path, scri
     # games 0-3 are quick; games 4 and 5 would take 5 minutes each
     proc = start(script, argv, delay=300, slow_from=4)
     records = tmp_path / "records"
-    wait_for(lambda: (records / "game_00003.json").exists() or proc.poll() is not None, what="record of game 3")
+    wait_for(lambda: (records / "game_00003.json").exists() or proc.poll() is not None, what="record of game 3", timeout=WAIT)
     workers = children(proc.pid)
     assert len(workers) == 2
     proc.send_signal(signal.SIGINT)
@@ -226,7 +218,7 @@ def test_second_ctrl_c_aborts_at_once_and_resume_uses_the_records(tmp_path, scri
 @linux_only
 def test_killed_parent_leaves_no_workers(tmp_path, script):
     proc = start(script, tournament_argv(tmp_path, workers=2), delay=300)
-    wait_for(lambda: len(children(proc.pid)) >= 2 or proc.poll() is not None, what="workers")
+    wait_for(lambda: len(children(proc.pid)) >= 2 or proc.poll() is not None, what="workers", timeout=WAIT)
     workers = children(proc.pid)
     assert len(workers) == 2
     time.sleep(0.2)  # inside their first game

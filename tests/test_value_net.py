@@ -285,16 +285,16 @@ def test_sigterm_during_training_saves_a_checkpoint_as_ctrl_c_does(data_dir: Pat
     import signal
     import subprocess
     import sys
-    import time
+
+    from processes import wait_for  # tests/processes.py
 
     out = tmp_path / "run"
     args = TRAIN + ["--data", str(data_dir), "--out", str(out), "--steps", "10000000", "--checkpoint-every", "50"]
     proc = subprocess.Popen([sys.executable, "-m", "concordia_env.training.value_train", *args],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             preexec_fn=lambda: signal.signal(signal.SIGTERM, signal.SIG_DFL))
-    deadline = time.monotonic() + 120
-    while not (out / "checkpoint.pt").exists() and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.1)  # training under way once the first checkpoint is written
+    # training under way once the first checkpoint is written
+    wait_for(lambda: (out / "checkpoint.pt").exists() or proc.poll() is not None, timeout=120, what="checkpoint")
     proc.send_signal(signal.SIGTERM)
     try:
         _, err = proc.communicate(timeout=60)
