@@ -223,7 +223,7 @@ def _agents(specs: Sequence[str]) -> list[Agent]:
 
 
 #: the compiled kernels each agent searches with, besides the rules engine and the observation encoder
-AGENT_KERNELS: dict[str, tuple[str, ...]] = {"heuristic": ("heuristic",), "mcts": ("mcts",)}
+AGENT_KERNELS: dict[str, tuple[str, ...]] = {"heuristic": ("heuristic",), "mcts": ("mcts",), "turn": ("heuristic", "turns")}
 
 
 def kernel_groups(specs: Sequence[str]) -> list[str]:

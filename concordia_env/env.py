@@ -23,6 +23,15 @@ that is everything in the game but the order of the undrawn deck (its
 composition by card type is ``deck_cards``). :data:`GLOBAL_STATE_LAYOUT`
 names the two parts.
 
+Turn-level mode (``decisions="turn"``): each step chooses one of at most ``max_candidates``
+(K) whole turns, found by :mod:`concordia_env.turns` (a card with its action completed; a
+decision out of turn, such as the good to keep when a storehouse overflows, offers its atomic
+actions). The observation then also holds ``candidates``, float32 (K, OBSERVATION_SIZE): the
+deciding seat's view of the position each candidate ends in, zero rows past the candidates;
+``action_mask`` is int8 (K,) and the action space ``Discrete(K)``. :meth:`raw_env.candidate_actions`
+gives each candidate's atomic actions (what the game's records show). The atomic mode is the
+default.
+
 Rules-silent choice: a game that reaches ``max_turns`` card plays is truncated
 (all seats, reward 0) so an agent that never buys cards or builds cannot stall
 training forever. The default cap is :data:`DEFAULT_MAX_TURNS` (2,000) card plays.
@@ -47,6 +56,7 @@ from .game import check_seed, check_setup_args, get_game
 from .render import state_to_text
 from .rewards import check_reward_mode, outcome_infos, seat_rewards
 from .state import GameState, IllegalActionError, new_game
+from .turns import DEFAULT_CANDIDATES, TurnDecision, check_candidates, check_decisions
 
 ILLEGAL_ACTION_MODES = ("raise", "terminate")
 RENDER_MODES = ("ansi", "rgb_array", "human")
@@ -100,6 +110,9 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's naming convention)
         illegal_action: "raise" raises :class:`IllegalActionError` (state unchanged);
             "terminate" ends the game with -1 for the offender and 0 for the others.
         max_turns: truncate the game after this many card plays (None: never).
+        decisions: "atomic" (one action id of the 402 per step) or "turn" (one of at most
+            ``max_candidates`` whole turns per step; see the module docstring).
+        max_candidates: K, the candidates of a turn-level decision (ignored in atomic mode).
 
     Pickling (``EzPickle``, as PettingZoo's classic games) re-creates the env
     from its constructor arguments, e.g. for subprocess vector envs; the game
@@ -115,11 +128,13 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's naming convention)
 
     def __init__(self, map_name: str = "imperium", num_players: int = 4, render_mode: str | None = None,
                  intermediate_scoring: bool = False, reward: str = "win", illegal_action: str = "raise",
-                 max_turns: int | None = DEFAULT_MAX_TURNS) -> None:
+                 max_turns: int | None = DEFAULT_MAX_TURNS, decisions: str = "atomic",
+                 max_candidates: int = DEFAULT_CANDIDATES) -> None:
         AECEnv.__init__(self)
         EzPickle.__init__(self, map_name=map_name, num_players=num_players, render_mode=render_mode,
                           intermediate_scoring=intermediate_scoring, reward=reward,
-                          illegal_action=illegal_action, max_turns=max_turns)
+                          illegal_action=illegal_action, max_turns=max_turns, decisions=decisions,
+                          max_candidates=max_candidates)
         check_setup_args(map_name, num_players)
         if render_mode is not None and render_mode not in RENDER_MODES:
             raise ValueError(f"render_mode must be None or one of {', '.join(map(repr, RENDER_MODES))}; "
@@ -136,17 +151,23 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's naming convention)
         self.reward_mode = check_reward_mode(reward)
         self.illegal_action = illegal_action
         self.max_turns = check_max_turns(max_turns)
+        self.decisions = check_decisions(decisions)
+        self.max_candidates = check_candidates(max_candidates)
         self.game = get_game(map_name)
         self._map_id = map_id(map_name)
+        self._turn: TurnDecision | None = TurnDecision(map_name, self.max_candidates) if decisions == "turn" else None
 
         self.possible_agents = [f"player_{p}" for p in range(self.num_players)]
         self._seat = {a: p for p, a in enumerate(self.possible_agents)}
         low, high = observation_bounds(self.game.tables)
-        self.observation_spaces = {a: spaces.Dict({
-            "observation": spaces.Box(low, high, dtype=np.float32),
-            "action_mask": spaces.Box(0, 1, (E.NUM_ACTIONS,), dtype=np.int8),
-        }) for a in self.possible_agents}
-        self.action_spaces = {a: spaces.Discrete(E.NUM_ACTIONS) for a in self.possible_agents}
+        n_choices = E.NUM_ACTIONS if self._turn is None else self.max_candidates
+        obs_space = {"observation": spaces.Box(low, high, dtype=np.float32)}
+        if self._turn is not None:
+            k = self.max_candidates
+            obs_space["candidates"] = spaces.Box(np.tile(low, (k, 1)), np.tile(high, (k, 1)), dtype=np.float32)
+        obs_space["action_mask"] = spaces.Box(0, 1, (n_choices,), dtype=np.int8)
+        self.observation_spaces = {a: spaces.Dict(obs_space) for a in self.possible_agents}
+        self.action_spaces = {a: spaces.Discrete(n_choices) for a in self.possible_agents}
         #: the Box of :meth:`state`: the observation's rule bounds with FINITE_BOUND where the rules
         #: set none (no ``inf``), then 0/1 for the colonist slots
         state_high = np.concatenate([np.where(np.isfinite(high), high, np.float32(FINITE_BOUND)),
@@ -156,7 +177,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's naming convention)
         self.observation_layout: dict[str, slice] = dict(OBSERVATION_LAYOUT)
         self.game_state: GameState | None = None
         self._seed_rng = np.random.default_rng()
-        self._no_mask = np.zeros(E.NUM_ACTIONS, np.int8)
+        self._no_mask = np.zeros(n_choices, np.int8)
         self._figure: Any = None  # matplotlib Figure of render_mode='human', made on first use
 
     # ------------------------------------------------------------ spaces
@@ -200,8 +221,23 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's naming convention)
         seat = self._seat[agent]
         obs = np.empty(OBSERVATION_SIZE, np.float32)
         encode(st.s, self.game.tables, self._map_id, seat, obs)
-        mask = st.legal_action_mask() if seat == st.current_player else self._no_mask.copy()
-        return {"observation": obs, "action_mask": mask}
+        deciding = seat == st.current_player
+        if self._turn is None:
+            return {"observation": obs, "action_mask": st.legal_action_mask() if deciding else self._no_mask.copy()}
+        if not deciding:
+            return {"observation": obs, "candidates": np.zeros_like(self._turn.observations),
+                    "action_mask": self._no_mask.copy()}
+        self._turn.refresh(st.s, self.game.tables)
+        return {"observation": obs, "candidates": self._turn.observations.copy(), "action_mask": self._turn.mask()}
+
+    def candidate_actions(self) -> list[tuple[int, ...]]:
+        """Turn-level mode: the atomic actions of each candidate of the current decision (row k
+        of ``candidates`` is where candidate k's actions lead); ``RuntimeError`` in atomic mode."""
+        if self._turn is None:
+            raise RuntimeError("candidate_actions() is for the turn-level mode: make the env with decisions='turn'")
+        st = self._game_state()
+        self._turn.refresh(st.s, self.game.tables)
+        return [self._turn.sequence(k) for k in range(self._turn.generator.count)]
 
     def state(self) -> np.ndarray:
         """The global state (float32, :data:`GLOBAL_STATE_SIZE`): everything but the deck order.
@@ -227,7 +263,10 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's naming convention)
         self._cumulative_rewards[agent] = 0.0
         action = as_action(action)
         try:
-            st.apply(action)
+            if self._turn is None:
+                st.apply(action)
+            else:
+                self._play_turn(st, action)
         except IllegalActionError as err:
             if self.illegal_action == "raise":
                 raise
@@ -241,6 +280,13 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's naming convention)
             self.agent_selection = self.possible_agents[st.current_player]
         if self.render_mode == "human":
             self.render()
+
+    def _play_turn(self, st: GameState, k: Any) -> None:
+        """Candidate ``k``'s atomic actions, all checked before any is applied (a bad ``k`` leaves
+        the game unchanged)."""
+        self._turn.refresh(st.s, self.game.tables)
+        for a in self._turn.sequence(k):
+            st.apply(a)
 
     def _finish(self, rewards: np.ndarray, truncated: bool) -> None:
         infos = outcome_infos(self._game_state(), self.possible_agents)

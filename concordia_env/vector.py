@@ -24,6 +24,12 @@ Contract
 
   The returned arrays are the env's own buffers, overwritten by the next call:
   copy them to keep them.
+* Turn-level mode (``decisions="turn"``, see :mod:`concordia_env.turns`): each action is the
+  index of one of at most ``max_candidates`` (K) whole turns; ``obs`` is then float32
+  (N, K, OBSERVATION_SIZE), the deciding seat's view of the position each candidate ends in
+  (zero rows past the candidates), and ``masks`` int8 (N, K) marks the candidates;
+  :meth:`ConcordiaVecEnv.candidate_actions` gives their atomic actions. Rewards, ``dones``
+  and ``infos`` are as above, on the step whose turn ends the game.
 * An illegal action raises :class:`IllegalActionError` naming the game, the
   seat and the action before any game is stepped, so the batch is unchanged.
 """
@@ -42,6 +48,7 @@ from .game import check_seed, check_setup_args, get_game, initial_state
 from .jit import kernel
 from .rewards import check_reward_mode, outcome_infos, seat_rewards
 from .state import GameState, IllegalActionError
+from .turns import DEFAULT_CANDIDATES, TurnDecision, check_candidates, check_decisions
 
 _ENDED, _TRUNCATED = 1, 2
 
@@ -80,7 +87,8 @@ class ConcordiaVecEnv:
 
     def __init__(self, num_envs: int, map_name: str = "imperium", num_players: int = 4, seed: int = 0,
                  intermediate_scoring: bool = False, reward: str = "win",
-                 max_turns: int | None = DEFAULT_MAX_TURNS) -> None:
+                 max_turns: int | None = DEFAULT_MAX_TURNS, decisions: str = "atomic",
+                 max_candidates: int = DEFAULT_CANDIDATES) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive int; got {num_envs!r}")
         check_setup_args(map_name, num_players)
@@ -90,6 +98,8 @@ class ConcordiaVecEnv:
         self.intermediate_scoring = bool(intermediate_scoring)
         self.reward_mode = check_reward_mode(reward)
         self.max_turns = check_max_turns(max_turns)
+        self.decisions = check_decisions(decisions)
+        self.max_candidates = check_candidates(max_candidates)
         self.game = get_game(map_name)
         self._map_id = map_id(map_name)
         self.agent_names = [f"player_{p}" for p in range(self.num_players)]
@@ -97,6 +107,11 @@ class ConcordiaVecEnv:
         self.states = np.zeros((n, E.STATE_SIZE), np.int32)
         self.masks = np.zeros((n, E.NUM_ACTIONS), np.int8)
         self.obs = np.zeros((n, OBSERVATION_SIZE), np.float32)
+        #: turn-level mode: every game's candidates, their observations and mask (what step returns)
+        self._turns = ([TurnDecision(map_name, self.max_candidates) for _ in range(n)]
+                       if self.decisions == "turn" else [])
+        self.candidate_obs = np.zeros((n, self.max_candidates, OBSERVATION_SIZE) if self._turns else (0,), np.float32)
+        self.candidate_masks = np.zeros((n, self.max_candidates) if self._turns else (0,), np.int8)
         self.current_players = np.zeros(n, np.int64)
         self.rewards = np.zeros((n, self.num_players))
         self.episodes = np.zeros(n, np.int64)
@@ -116,6 +131,15 @@ class ConcordiaVecEnv:
         p = int(self.states[i, E.O_CURRENT])
         self.current_players[i] = p
         encode(self.states[i], self.game.tables, self._map_id, p, self.obs[i])
+        self._candidates(i)
+
+    def _candidates(self, i: int) -> None:
+        """Turn-level mode: the candidates of game ``i``'s decision into the returned buffers."""
+        if self._turns:
+            turn = self._turns[i]
+            turn.refresh(self.states[i], self.game.tables)
+            self.candidate_obs[i] = turn.observations
+            self.candidate_masks[i] = turn.mask()
 
     # ------------------------------------------------------------ protocol
     def reset(self, seed: int | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -125,6 +149,12 @@ class ConcordiaVecEnv:
         self.episodes[:] = 0
         for i in range(self.num_envs):
             self._start(i)
+        return self._returned()
+
+    def _returned(self) -> tuple[np.ndarray, np.ndarray]:
+        """(obs, masks) of the mode: atomic observations and masks, or the candidates'."""
+        if self._turns:
+            return self.candidate_obs, self.candidate_masks
         return self.obs, self.masks
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[dict]]:
@@ -134,6 +164,8 @@ class ConcordiaVecEnv:
             raise ValueError(f"actions must be {self.num_envs} integers (one per game); "
                              f"got shape {acts.shape} dtype {acts.dtype}")
         acts = acts.astype(np.int64, copy=False)
+        if self._turns:
+            return self._step_turns(acts)
         in_range = (acts >= 0) & (acts < E.NUM_ACTIONS)
         legal = in_range & (self.masks[self._rows, np.clip(acts, 0, E.NUM_ACTIONS - 1)] != 0)
         if not legal.all():
@@ -145,6 +177,43 @@ class ConcordiaVecEnv:
         for i in np.flatnonzero(self._ended):
             infos[i] = self._finish(int(i))
         return self.obs, self.masks, self.rewards, self._ended != 0, infos
+
+    def _step_turns(self, acts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[dict]]:
+        """Turn-level step: every game's chosen candidate (all checked first), then the next decisions."""
+        sequences = []
+        for i, k in enumerate(acts):
+            try:
+                sequences.append(self._turns[i].sequence(int(k)))
+            except IllegalActionError as err:
+                raise IllegalActionError(f"game {i}: {err}", err.action, err.player, err.phase) from None
+        self.rewards[:] = 0.0
+        infos: list[dict] = [{} for _ in range(self.num_envs)]
+        T = self.game.tables
+        for i, seq in enumerate(sequences):
+            s = self.states[i]
+            for a in seq:
+                E.step(s, T, self.masks[i], a)
+            if s[E.O_PHASE] == E.PH_OVER:
+                self._ended[i] = _ENDED
+            elif self.max_turns > 0 and s[E.O_TURN] >= self.max_turns:
+                self._ended[i] = _TRUNCATED
+            else:
+                self._ended[i] = 0
+                self.current_players[i] = int(s[E.O_CURRENT])
+                encode(s, T, self._map_id, int(self.current_players[i]), self.obs[i])
+                self._candidates(i)
+                continue
+            infos[i] = self._finish(i)
+        return self.candidate_obs, self.candidate_masks, self.rewards, self._ended != 0, infos
+
+    def candidate_actions(self, i: int) -> list[tuple[int, ...]]:
+        """Turn-level mode: the atomic actions of each candidate of game ``i``'s decision."""
+        if not self._turns:
+            raise RuntimeError("candidate_actions() is for the turn-level mode: make the env with decisions='turn'")
+        if not 0 <= i < self.num_envs:
+            raise IndexError(f"game index must be 0..{self.num_envs - 1}; got {i}")
+        turn = self._turns[i]
+        return [turn.sequence(k) for k in range(turn.generator.count)]
 
     def _finish(self, i: int) -> dict:
         st = GameState(self.game, self.states[i].copy())
@@ -174,8 +243,8 @@ class ConcordiaVecEnv:
         raise AssertionError("unreachable: the action was legal")  # pragma: no cover
 
     def action_masks(self) -> np.ndarray:
-        """bool (N, NUM_ACTIONS): legal actions of every game's current decision (for sb3-contrib)."""
-        return self.masks.view(np.bool_)
+        """bool (N, NUM_ACTIONS), or (N, K) in turn-level mode: every game's current choices (for sb3-contrib)."""
+        return (self.candidate_masks if self._turns else self.masks).view(np.bool_)
 
     def state(self, i: int) -> GameState:
         """A copy of game ``i`` as a core :class:`GameState` (for search agents, rendering, saving)."""

@@ -105,6 +105,11 @@ def _registry() -> dict[str, Callable[..., Agent]]:
     except ImportError:  # pragma: no cover
         pass
     try:
+        from .turn import TurnAgent
+        reg["turn"] = TurnAgent
+    except ImportError:  # pragma: no cover
+        pass
+    try:
         from .policy import PolicyAgent, released_policy
         reg["policy"] = PolicyAgent
         reg["ppo"] = released_policy
@@ -113,7 +118,7 @@ def _registry() -> dict[str, Callable[..., Agent]]:
     return reg
 
 
-AGENT_NAMES = ("random", "heuristic", "mcts", "policy", "ppo", "az", "net")
+AGENT_NAMES = ("random", "heuristic", "mcts", "policy", "ppo", "az", "net", "turn")
 
 
 def make_agent(spec: str, seed: int = 0) -> Agent:

@@ -1,0 +1,186 @@
+"""TurnAgent: chooses whole turns by a learned value of where they end.
+
+At every decision of its own turn the agent lists the candidate turns
+(:mod:`concordia_env.turns`: each card with its action completed, greedily and in the
+variations the heuristic ranks next) and scores the position each ends in, as the deciding
+seat sees it before the display is refilled:
+
+    score = w * heuristic position value + win * V_win + margin * V_margin
+
+``V_win`` is the network's share of a win for the decider (0..1), ``V_margin`` its predicted
+final VP margin over the best other player; the heuristic's value
+(:func:`concordia_env.agents.heuristic.position_value`) is in points of roughly VP. The
+agent then plays the chosen turn's atomic actions one per call, as long as the game follows
+the plan (a storehouse overflow decided by someone else in between makes it choose again
+from there). Decisions out of turn (the good to keep) are scored the same way, one action
+each. ``w=1, win=40`` with the released ``az`` network at turn ends is the blend that first
+beat the heuristic; networks trained at turn boundaries
+(:mod:`concordia_env.training.turn_td`) may play with ``w=0``, alone.
+
+Only numpy at play time: one batch of at most ``candidates`` observations per decision.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+from concordia_env import engine as E
+from concordia_env.state import GameState
+from concordia_env.turns import DEFAULT_CANDIDATES, TurnGenerator
+
+from .az import finite, load_net, released_net
+from .base import Agent, check_mask
+from .heuristic import HeuristicAgent
+from .numpy_policy import check_trained_for
+from .value_net import ValueNet
+
+POLICIES = Path(__file__).resolve().parent / "policies"
+#: ``net=`` values that are no file: the released turn network, the released ``az`` network, none
+NET_NAMES = ("turn", "az", "none")
+
+
+def released_turn_net_path(map_name: str) -> Path:
+    """Where the turn-level network released for ``map_name`` lives (``.npz``; header beside it)."""
+    return POLICIES / f"turn_{map_name}.npz"
+
+
+def _number(value: object, name: str, low: float = 0.0) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value) or value < low:
+        raise ValueError(f"{name} must be a finite number >= {low:g}; got {value!r}")
+    return float(value)
+
+
+class TurnAgent(Agent):
+    """Whole turns scored by a value network, optionally blended with the heuristic's value.
+
+    Args:
+        seed: seeds exploration and breaks exact ties.
+        net: ``"turn"`` (default) the turn-level network released for the game's map,
+            ``"az"`` the released ``az`` network, ``"none"`` no network (then ``w`` must be > 0:
+            the heuristic's value of whole turns alone), or the path of a value network file
+            pair (``.npz`` + ``.json``, :class:`~concordia_env.agents.value_net.ValueNet`), or a
+            :class:`ValueNet`.
+        w: weight of the heuristic's position value (0: the network alone).
+        win: weight of the network's win share (points per whole win).
+        margin: weight of the network's VP margin (needs a network with a margin head).
+        candidates: K, the most candidate turns scored per decision.
+        explore: probability of playing a uniformly random candidate instead of the best
+            (self-play exploration; 0 in play).
+
+    ``ValueError`` names a bad option or a network of the wrong map, player count or heads.
+    """
+
+    name = "turn"
+
+    def __init__(self, seed: int = 0, net: ValueNet | str | os.PathLike = "turn", w: float = 0.0,
+                 win: float = 40.0, margin: float = 0.0, candidates: int = DEFAULT_CANDIDATES,
+                 explore: float = 0.0) -> None:
+        self.w = _number(w, "w")
+        self.win = _number(win, "win")
+        self.margin = _number(margin, "margin")
+        self.explore = _number(explore, "explore")
+        if self.explore > 1:
+            raise ValueError(f"explore must be a probability from 0 to 1; got {explore!r}")
+        if isinstance(net, ValueNet):
+            self._net: ValueNet | None = net
+            self._net_name = "given"
+        elif isinstance(net, str) and net in NET_NAMES:
+            self._net = None
+            self._net_name = net
+        elif isinstance(net, (str, os.PathLike)):
+            self._net = load_net(net)
+            self._net_name = "file"
+        else:
+            raise ValueError(f"net must be one of {', '.join(NET_NAMES)}, a file path or a ValueNet; got {net!r}")
+        if self._net_name == "none" and self.w == 0:
+            raise ValueError("net=none scores turns by the heuristic's value alone: give w > 0")
+        if self._net is not None and self.margin > 0 and "margin" not in self._net.heads:
+            raise ValueError(f"margin={margin} needs a network with a margin head; {self._source()} has none")
+        self._candidates = candidates
+        self._generators: dict[str, TurnGenerator] = {}
+        TurnGenerator("italia", candidates)  # checks candidates now, not at the first move
+        self.record: list[tuple[int, int, np.ndarray]] | None = None
+        self.reset(seed)
+
+    def _source(self) -> str:
+        return str(self._net.path) if self._net is not None and self._net.path is not None else self._net_name
+
+    def reset(self, seed: int | None = None) -> None:
+        super().reset(seed)
+        self._plan: list[tuple[np.ndarray, int]] = []
+
+    # ------------------------------------------------------------ the network
+    def net_for(self, map_name: str, num_players: int) -> ValueNet | None:
+        """The network scoring turns in a game of ``map_name`` with ``num_players`` (None: no net)."""
+        if self._net_name == "none":
+            return None
+        if self._net is None:
+            if self._net_name == "az":
+                net = released_net(map_name)
+            else:
+                path = released_turn_net_path(map_name)
+                if not path.is_file():
+                    raise FileNotFoundError(
+                        f"no turn-level network released for map {map_name!r} at {path}; train one with "
+                        f"`python -m concordia_env.training.turn_td --map {map_name} ...`, or play "
+                        f"turn:net=az (the released az network) or turn:net=STEM (a network file)")
+                net = load_net(path)
+            check_trained_for(net, map_name, num_players)
+            return net
+        check_trained_for(self._net, map_name, num_players)
+        return self._net
+
+    def generator_for(self, map_name: str) -> TurnGenerator:
+        if map_name not in self._generators:
+            self._generators[map_name] = TurnGenerator(map_name, self._candidates)
+        return self._generators[map_name]
+
+    def scores(self, position: GameState, gen: TurnGenerator, rows: np.ndarray) -> np.ndarray:
+        """The score of each of ``gen``'s candidates (``rows``: their observations)."""
+        n = gen.count
+        score = self.w * gen.values[:n]
+        net = self.net_for(position.game.name, int(position.s[E.O_NPLAYERS]))
+        if net is not None and (self.win > 0 or self.margin > 0):
+            if self.win > 0:
+                score = score + self.win * finite(net, net.values(rows), "values")[:, 0]
+            if self.margin > 0:
+                score = score + self.margin * finite(net, net.margins(rows), "margins")[:, 0]
+        return score
+
+    # ------------------------------------------------------------ playing
+    def act(self, observation: np.ndarray, action_mask: np.ndarray, state: GameState | None = None) -> int:
+        legal = check_mask(action_mask)
+        mask = np.asarray(action_mask, dtype=np.int8)
+        position = HeuristicAgent.position(observation, mask, state)
+        if self._plan and np.array_equal(self._plan[0][0], position.s):
+            return self._plan.pop(0)[1]
+        if legal.size == 1:
+            self._plan = []
+            return int(legal[0])
+        return self._choose(position)
+
+    def _choose(self, position: GameState) -> int:
+        T = position.game.tables
+        gen = self.generator_for(position.game.name)
+        n = gen.generate(position.s, T)
+        seat = position.current_player
+        rows = gen.observations(T, seat)[:n]
+        if self.explore > 0 and self.rng.random() < self.explore:
+            k = int(self.rng.integers(n))
+        else:
+            # tiny noise below any real difference: breaks exact ties by the seed
+            k = int(np.argmax(self.scores(position, gen, rows) + self.rng.random(n) * 1e-9))
+        if self.record is not None:
+            self.record.append((int(position.s[E.O_TURN]), seat, rows[k].copy()))
+        sequence = gen.sequence(k)
+        plan = []
+        s = position.s.copy()
+        scratch = np.empty(E.NUM_ACTIONS, np.int8)
+        for a in sequence:
+            plan.append((s.copy(), a))
+            E.step(s, T, scratch, a)
+        self._plan = plan[1:]
+        return sequence[0]
