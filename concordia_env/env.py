@@ -161,7 +161,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's naming convention)
         self._seat = {a: p for p, a in enumerate(self.possible_agents)}
         low, high = observation_bounds(self.game.tables)
         n_choices = E.NUM_ACTIONS if self._turn is None else self.max_candidates
-        obs_space = {"observation": spaces.Box(low, high, dtype=np.float32)}
+        obs_space: dict[str, spaces.Space] = {"observation": spaces.Box(low, high, dtype=np.float32)}
         if self._turn is not None:
             k = self.max_candidates
             obs_space["candidates"] = spaces.Box(np.tile(low, (k, 1)), np.tile(high, (k, 1)), dtype=np.float32)
@@ -284,8 +284,10 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's naming convention)
     def _play_turn(self, st: GameState, k: Any) -> None:
         """Candidate ``k``'s atomic actions, all checked before any is applied (a bad ``k`` leaves
         the game unchanged)."""
-        self._turn.refresh(st.s, self.game.tables)
-        for a in self._turn.sequence(k):
+        turn = self._turn
+        assert turn is not None, "only the turn-level mode plays candidates"
+        turn.refresh(st.s, self.game.tables)
+        for a in turn.sequence(k):
             st.apply(a)
 
     def _finish(self, rewards: np.ndarray, truncated: bool) -> None:

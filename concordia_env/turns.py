@@ -21,8 +21,9 @@ From the decision at hand (usually a card choice):
    turns end best are kept.
 2. the room left is shared out among the first actions for **alternative completions**: a
    limited-discrepancy search that leaves the greedy path at up to ``discrepancies``
-   decisions, each time for one of the ``width - 1`` next-best actions (every option where the
-   Diplomat chooses the card to copy), shallow deviations first. Where a card's action offers
+   decisions, each time for one of the next-best actions (by default every other option; at
+   most ``width - 1`` of them if ``width`` is set, but every option where the Diplomat chooses
+   the card to copy), shallow deviations first. Where a card's action offers
    few choices (a Praefectus province, a Colonus placement, one Senator purchase, a short
    Mercator trade) this enumerates them in full; where it offers many (long Architect moves,
    two-kind trades) it keeps the variations the heuristic ranks highest.
@@ -58,8 +59,8 @@ from .state import GameState, IllegalActionError
 
 #: the most candidates a decision offers, unless asked otherwise
 DEFAULT_CANDIDATES = 32
-#: actions considered where a completion leaves the greedy path (the greedy one included)
-DEFAULT_WIDTH = 3
+#: actions considered where a completion leaves the greedy path, the greedy one included (0: all)
+DEFAULT_WIDTH = 0
 #: the most decisions at which one completion leaves the greedy path
 DEFAULT_DISCREPANCIES = 1
 #: the longest turn followed, in atomic actions (the longest seen in play: about 30; a
@@ -93,7 +94,7 @@ def _state_hash(s):
 def _ranked(s, T, mask, p, width, vals, tmp, tmask, vp, order):
     """``order[:n]``: the legal actions of ``s`` best first by the heuristic's step value for
     ``p`` (equal values: lowest id first); returns how many a completion may try there: all of
-    them where the Diplomat picks a card, else at most ``width``."""
+    them where the Diplomat picks a card or ``width`` is 0, else at most ``width``."""
     step_values(s, T, mask, p, vals, tmp, tmask, vp)
     n = 0
     for a in range(NUM_ACTIONS):
@@ -104,7 +105,7 @@ def _ranked(s, T, mask, p, width, vals, tmp, tmask, vp, order):
                 j -= 1
             order[j] = a
             n += 1
-    if s[O_PHASE] == PH_DIPLOMAT or n < width:
+    if s[O_PHASE] == PH_DIPLOMAT or width == 0 or n < width:
         return n
     return width
 
@@ -182,6 +183,34 @@ def _complete(T, p, first, dmax, width, quota, stack, masks, order, nkids, tried
     return count
 
 
+@kernel(inline="always")
+def _keep_best(g_states, g_actions, g_lengths, g_values, g_hashes, g_first, n_g, states, actions, lengths, values,
+               hashes, kept_first):
+    """Copy the greedy turns into the candidate rows, in id order; where there are more than the
+    rows, the best by their end's value (equal values: the lowest first action). Returns how
+    many were kept (their first actions in ``kept_first``)."""
+    cap = states.shape[0]
+    keep = np.ones(n_g, np.bool_)
+    if n_g > cap:
+        ranked = np.argsort(-g_values[:n_g], kind="mergesort")
+        keep[:] = False
+        for r in range(cap):
+            keep[ranked[r]] = True
+    count = 0
+    for k in range(n_g):
+        if keep[k]:
+            for i in range(g_states.shape[1]):
+                states[count, i] = g_states[k, i]
+            for i in range(g_lengths[k]):
+                actions[count, i] = g_actions[k, i]
+            lengths[count] = g_lengths[k]
+            values[count] = g_values[k]
+            hashes[count] = g_hashes[k]
+            kept_first[count] = g_first[k]  # one greedy turn per first action
+            count += 1
+    return count
+
+
 @kernel("int32[::1], int32[::1], int64, int64, int32[:, ::1], int32[:, ::1], int64[::1], float64[::1]")
 def turn_candidates(s, T, width, discrepancies, states, actions, lengths, values):
     """The candidate turns of the decision in ``s`` (see the module docstring), at most
@@ -223,33 +252,15 @@ def turn_candidates(s, T, width, discrepancies, states, actions, lengths, values
                         g_states, g_actions, g_lengths, g_values, g_hashes, n_g, n_first, vals, tmp, tmask, vp)
         if n_g > before:
             g_first[n_g - 1] = firsts[k]
-    # keep the best cap of them (by their end's value; equal values: lowest first action), in id order
-    keep = np.ones(n_g, np.bool_)
-    if n_g > cap:
-        ranked = np.argsort(-g_values, kind="mergesort")
-        keep[:] = False
-        for r in range(cap):
-            keep[ranked[r]] = True
     hashes = np.empty(cap, np.uint64)
-    count = 0
     kept_first = np.empty(cap, np.int64)
-    n_kept = 0
-    for k in range(n_g):
-        if keep[k]:
-            for i in range(n_state):
-                states[count, i] = g_states[k, i]
-            for i in range(g_lengths[k]):
-                actions[count, i] = g_actions[k, i]
-            lengths[count] = g_lengths[k]
-            values[count] = g_values[k]
-            hashes[count] = g_hashes[k]
-            count += 1
-            kept_first[n_kept] = g_first[k]  # one greedy turn per first action
-            n_kept += 1
-    # 2. alternative completions, the room left shared out among the first actions kept
+    count = _keep_best(g_states, g_actions, g_lengths, g_values, g_hashes, g_first, n_g, states, actions, lengths,
+                       values, hashes, kept_first)
+    n_kept = count
     if n_kept == 0 or count >= cap or s[O_ACTIVE] != p:
         return count
-    # in rounds: a first action with fewer alternatives than its share leaves the rest to others
+    # 2. alternative completions, in rounds: the room left shared out among the first actions
+    # kept; one with fewer alternatives than its share leaves the rest to the others
     open_ = np.ones(n_kept, np.bool_)
     n_open = n_kept
     while count < cap and n_open > 0:
@@ -350,7 +361,7 @@ class TurnGenerator:
         self.map_name = map_name
         self.map_index = map_id(map_name)
         self.max_candidates = check_candidates(max_candidates)
-        self.width = _check_count(width, "width", 1)
+        self.width = _check_count(width, "width", 0)
         self.discrepancies = _check_count(discrepancies, "discrepancies", 0)
         k = self.max_candidates
         self.states = np.zeros((k, STATE_SIZE), np.int32)
@@ -445,3 +456,29 @@ class TurnDecision:
                 f"turn-level action {k!r} is not one of this decision's {n} candidates (0 to {n - 1}; "
                 f"the action mask marks them) for player {player}", k, player, phase)
         return self.generator.sequence(int(k))
+
+
+def turn_ends(state: GameState, actions: list[int] | tuple[int, ...]) -> list[tuple[int, np.ndarray]]:
+    """Replay ``actions`` from ``state`` (a copy is played) and return, for every turn that ends
+    in them, ``(seat whose turn it was, that seat's observation of where the turn ended)``, in
+    order: the end seen before the display refill, as candidate observations are (a turn ends
+    when play passes on or the game ends; overflow choices by others within it belong to it)."""
+    game = state.game
+    T = game.tables
+    s = state.s.copy()
+    mask = np.empty(NUM_ACTIONS, np.int8)
+    E.legal_mask(s, T, mask)
+    index = map_id(game.name)
+    buf = np.empty(STATE_SIZE, np.int32)
+    out: list[tuple[int, np.ndarray]] = []
+    active, deck_pos = int(s[O_ACTIVE]), int(s[O_DECK_POS])
+    for i, a in enumerate(actions):
+        if not 0 <= a < NUM_ACTIONS or not mask[a]:
+            raise ValueError(f"action {i} ({a}) is illegal in the game replayed")
+        E.step(s, T, mask, a)
+        if s[O_PHASE] == PH_OVER or int(s[O_ACTIVE]) != active:
+            row = np.zeros((1, OBSERVATION_SIZE), np.float32)
+            candidate_observations(s.reshape(1, -1), 1, T, index, active, deck_pos, buf, row)
+            out.append((active, row[0]))
+            active, deck_pos = int(s[O_ACTIVE]), int(s[O_DECK_POS])
+    return out

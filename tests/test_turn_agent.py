@@ -1,0 +1,109 @@
+"""The turn agent: whole turns scored by a value network (and the heuristic's value)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from test_az import advanced, random_net
+
+from concordia_env import encoding
+from concordia_env.agents.base import make_agent
+from concordia_env.agents.turn import TurnAgent
+from concordia_env.arena.records import play_game
+from concordia_env.state import new_game
+from concordia_env.turns import TurnGenerator, whole_turns
+
+
+def _decide(agent, st, with_state=True):
+    return agent.act(encoding.observation(st, st.current_player), st.legal_action_mask(), st if with_state else None)
+
+
+def test_by_the_heuristics_value_alone_it_plays_the_best_valued_turn():
+    st = advanced(moves=20)
+    while st.phase != 0:  # a card choice
+        st.apply(st.legal_actions()[0])
+    turns = whole_turns(st)
+    by_actions = {t.actions: t.value for t in turns}
+    agent = TurnAgent(net="none", w=1.0)
+    played = []
+    seat = st.current_player
+    while not st.is_terminal() and st.active_player == seat and (not played or st.phase != 0):
+        a = _decide(agent, st)
+        played.append(a)
+        st.apply(a)
+    # the whole planned turn, action by action: a candidate of the best value (ties by the seed's noise)
+    assert by_actions[tuple(played)] == max(by_actions.values())
+
+
+def test_by_a_network_alone_it_plays_the_best_win_share_and_sees_no_more_with_the_state():
+    net = random_net(5)
+    st = advanced(moves=30)
+    gen = TurnGenerator("italia")
+    n = gen.generate(st.s, st.game.tables)
+    rows = gen.observations(st.game.tables, st.current_player)[:n]
+    best = int(np.argmax(net.values(rows)[:, 0]))
+    a = TurnAgent(net=net, w=0.0)
+    b = TurnAgent(net=net, w=0.0)
+    assert _decide(a, st) == _decide(b, st, with_state=False) == gen.sequence(best)[0]
+
+
+def test_a_blend_adds_the_weighted_terms():
+    net = random_net(6)
+    st = advanced(moves=12)
+    agent = TurnAgent(net=net, w=0.5, win=10.0)
+    gen = agent.generator_for("italia")
+    n = gen.generate(st.s, st.game.tables)
+    rows = gen.observations(st.game.tables, st.current_player)[:n]
+    expected = 0.5 * gen.values[:n] + 10.0 * net.values(rows)[:, 0]
+    np.testing.assert_allclose(agent.scores(st, gen, rows), expected, rtol=1e-6)
+
+
+def test_exploration_is_reproducible_by_seed():
+    def game(seed):
+        return play_game("italia", 2, 4, [TurnAgent(seed, net="none", w=1, explore=0.5), make_agent("heuristic")],
+                         max_turns=30)["actions"]
+    assert game(1) == game(1)
+    assert game(1) != play_game("italia", 2, 4, [TurnAgent(1, net="none", w=1), make_agent("heuristic")],
+                                max_turns=30)["actions"]
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("turn:w=-1", "w must be"), ("turn:explore=2", "explore must be"), ("turn:net=none", "w > 0"),
+    ("turn:candidates=0", "max_candidates"), ("turn:depth=3", "unexpected keyword"),
+    ("turn:net=az:margin=1", "margin head"), ("turn:net=/nonexistent/x", "x"),
+])
+def test_bad_options_are_refused(spec, message):
+    with pytest.raises((ValueError, FileNotFoundError), match=message):
+        agent = make_agent(spec)
+        st = new_game("italia", 2, seed=0)
+        _decide(agent, st)
+
+
+def test_a_net_for_another_map_is_refused_naming_the_file(tmp_path: Path):
+    random_net(map_name="imperium").save(tmp_path / "imp")
+    st = advanced(moves=6)
+    with pytest.raises(ValueError, match=r"imp\.npz: trained for the imperium map"):
+        _decide(make_agent(f"turn:net={tmp_path / 'imp'}"), st)
+
+
+def test_turn_agents_play_tournaments_without_torch(tmp_path: Path):
+    random_net(3).save(tmp_path / "n")
+    code = f"""
+import sys
+sys.modules["torch"] = None
+from concordia_env.cli import main
+for map_name, n in (("italia", 2), ("imperium", 3)):
+    specs = ["turn", "turn:net=az:w=1"] + (["turn:net={tmp_path / 'n'}:w=0.5"] if map_name == "italia" else ["heuristic"])
+    rc = main(["tournament", "--map", map_name, "--players", str(n), "--agents", ",".join(specs[:n]),
+               "--games", str(n), "--seed", "5", "--max-turns", "60", "--no-progress"])
+    assert rc == 0, (map_name, rc)
+assert sys.modules.get("torch") is None
+print("ok")
+"""
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip().endswith("ok")
