@@ -46,6 +46,7 @@ the true end positions, exactly what replaying its actions gives.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -56,6 +57,9 @@ from .agents.heuristic import position_value, step_values
 from .encoding import OBSERVATION_SIZE, encode, map_id
 from .jit import kernel
 from .state import GameState, IllegalActionError
+
+if TYPE_CHECKING:  # the agents import this module; the value network is only named here
+    from .agents.value_net import ValueNet
 
 #: the most candidates a decision offers, unless asked otherwise
 DEFAULT_CANDIDATES = 32
@@ -68,6 +72,7 @@ DEFAULT_DISCREPANCIES = 1
 MAX_TURN_LEN = 64
 
 NUM_ACTIONS, STATE_SIZE, NDISP = E.NUM_ACTIONS, E.STATE_SIZE, E.NDISP
+X_PRESENT = encoding.OBSERVATION_LAYOUT["seat_present"].start
 O_PHASE, O_CURRENT, O_ACTIVE = E.O_PHASE, E.O_CURRENT, E.O_ACTIVE
 O_DISPLAY, O_DECK_POS, NGODS = E.O_DISPLAY, E.O_DECK_POS, E.NGODS
 PH_PLAY, PH_OVER, PH_DIPLOMAT = E.PH_PLAY, E.PH_OVER, E.PH_DIPLOMAT
@@ -91,11 +96,62 @@ def _state_hash(s):
 
 
 @kernel(inline="always")
-def _ranked(s, T, mask, p, width, vals, tmp, tmask, vp, order):
-    """``order[:n]``: the legal actions of ``s`` best first by the heuristic's step value for
-    ``p`` (equal values: lowest id first); returns how many a completion may try there: all of
-    them where the Diplomat picks a card or ``width`` is 0, else at most ``width``."""
-    step_values(s, T, mask, p, vals, tmp, tmask, vp)
+def _net_score(x, net):
+    """A one-layer ReLU network's score of observation ``x``: its one-output head's value (a policy
+    head's afterstate logit), or a five-row win head's share for row 0 (the observer). The
+    numpy networks' arithmetic over the non-zero inputs only (an observation has a few hundred
+    of its 2,378; a zero input adds nothing, scaled or ``log1p``-ed)."""
+    w1t, b1, wh, bh, scale, unbounded = net
+    hidden = b1.shape[0]
+    h = np.empty(hidden, np.float32)
+    for j in range(hidden):
+        h[j] = b1[j]
+    for i in range(x.shape[0]):
+        xi = x[i]
+        if xi != 0.0:
+            v = np.float32(np.log1p(max(xi, 0.0))) if unbounded[i] else xi * scale[i]
+            for j in range(hidden):
+                h[j] += v * w1t[i, j]
+    for j in range(hidden):
+        if h[j] < 0.0:
+            h[j] = 0.0
+    rows = bh.shape[0]
+    z = np.empty(rows, np.float64)
+    top = -np.inf
+    for r in range(rows):
+        z[r] = -np.inf
+        if rows == 1 or x[X_PRESENT + r] > 0:
+            acc = np.float64(bh[r])
+            for j in range(hidden):
+                acc += wh[r, j] * h[j]
+            z[r] = acc
+            top = max(top, acc)
+    if rows == 1:
+        return z[0]
+    total = 0.0
+    for r in range(rows):
+        if z[r] > -np.inf:
+            total += np.exp(z[r] - top)
+    return np.exp(z[0] - top) / total
+
+
+@kernel(inline="always")
+def _ranked(s, T, mask, p, width, vals, tmp, tmask, vp, order, net, map_index, obs):
+    """``order[:n]``: the legal actions of ``s`` best first for ``p`` (equal values: lowest id
+    first) by the heuristic's step value, or with a ``net`` (non-empty weights) by the
+    network's score of the position each leads to (:func:`_net_score`); returns how many a completion may try
+    there: all of them where the Diplomat picks a card or ``width`` is 0, else at most ``width``."""
+    if net[1].shape[0] == 0:
+        step_values(s, T, mask, p, vals, tmp, tmask, vp)
+    else:
+        for a in range(NUM_ACTIONS):
+            vals[a] = -np.inf
+            if mask[a]:
+                for i in range(s.shape[0]):
+                    tmp[i] = s[i]
+                E.step(tmp, T, tmask, a)
+                encode(tmp, T, map_index, p, obs)
+                vals[a] = _net_score(obs, net)
     n = 0
     for a in range(NUM_ACTIONS):
         if mask[a]:
@@ -111,7 +167,21 @@ def _ranked(s, T, mask, p, width, vals, tmp, tmask, vp, order):
 
 
 @kernel(inline="always")
-def _record(end, path, length, T, p, states, actions, lengths, values, hashes, count, vp):
+def _end_value(end, T, p, vp, net, map_index, obs, buf, deck_pos):
+    """The value of a turn's end for ``p``: the heuristic's, or the ``net``'s score of the end as
+    ``p`` sees it before the display refill."""
+    if net[1].shape[0] == 0:
+        return position_value(end, T, p, vp)
+    for i in range(end.shape[0]):
+        buf[i] = end[i]
+    undraw(buf, deck_pos)
+    encode(buf, T, map_index, p, obs)
+    return _net_score(obs, net)
+
+
+@kernel(inline="always")
+def _record(end, path, length, T, p, states, actions, lengths, values, hashes, count, vp, net, map_index, obs, buf,
+            deck_pos):
     """Add the turn ``path[:length]`` ending in ``end`` as candidate ``count`` unless a candidate
     ends in the same position; returns the new count."""
     h = _state_hash(end)
@@ -129,14 +199,14 @@ def _record(end, path, length, T, p, states, actions, lengths, values, hashes, c
     for i in range(length):
         actions[count, i] = path[i]
     lengths[count] = length
-    values[count] = position_value(end, T, p, vp)
+    values[count] = _end_value(end, T, p, vp, net, map_index, obs, buf, deck_pos)
     hashes[count] = h
     return count + 1
 
 
 @kernel(inline="always")
 def _complete(T, p, first, dmax, width, quota, stack, masks, order, nkids, tried, disc, path,
-              states, actions, lengths, values, hashes, count, room, vals, tmp, tmask, vp):
+              states, actions, lengths, values, hashes, count, room, vals, tmp, tmask, vp, net, map_index, obs, buf):
     """Add the completions of first action ``first`` from ``stack[0]`` that leave the greedy
     path at exactly ``dmax`` decisions (all of them, at most ``quota`` new ones, while the
     candidate rows last: ``room``); returns the new count."""
@@ -146,11 +216,12 @@ def _complete(T, p, first, dmax, width, quota, stack, masks, order, nkids, tried
     path[0] = first
     if not turn_goes_on(stack[1], p):
         if dmax == 0 and count < room:
-            count = _record(stack[1], path, 1, T, p, states, actions, lengths, values, hashes, count, vp)
+            count = _record(stack[1], path, 1, T, p, states, actions, lengths, values, hashes, count, vp, net,
+                            map_index, obs, buf, stack[0, O_DECK_POS])
         return count
     added = 0
     depth = 1
-    nkids[1] = _ranked(stack[1], T, masks[1], p, width, vals, tmp, tmask, vp, order[1])
+    nkids[1] = _ranked(stack[1], T, masks[1], p, width, vals, tmp, tmask, vp, order[1], net, map_index, obs)
     disc[1] = 0
     tried[1] = 0
     while depth >= 1 and count < room and added < quota:
@@ -171,13 +242,15 @@ def _complete(T, p, first, dmax, width, quota, stack, masks, order, nkids, tried
         if not turn_goes_on(stack[f + 1], p):
             if nd == dmax:  # fewer deviations were found by an earlier pass
                 before = count
-                count = _record(stack[f + 1], path, f + 1, T, p, states, actions, lengths, values, hashes, count, vp)
+                count = _record(stack[f + 1], path, f + 1, T, p, states, actions, lengths, values, hashes, count,
+                                vp, net, map_index, obs, buf, stack[0, O_DECK_POS])
                 added += count - before
             continue
         if f + 1 >= MAX_TURN_LEN:
             continue
         depth = f + 1
-        nkids[depth] = _ranked(stack[depth], T, masks[depth], p, width, vals, tmp, tmask, vp, order[depth])
+        nkids[depth] = _ranked(stack[depth], T, masks[depth], p, width, vals, tmp, tmask, vp, order[depth], net,
+                               map_index, obs)
         disc[depth] = nd
         tried[depth] = 0
     return count
@@ -211,12 +284,15 @@ def _keep_best(g_states, g_actions, g_lengths, g_values, g_hashes, g_first, n_g,
     return count
 
 
-@kernel("int32[::1], int32[::1], int64, int64, int32[:, ::1], int32[:, ::1], int64[::1], float64[::1]")
-def turn_candidates(s, T, width, discrepancies, states, actions, lengths, values):
+@kernel("int32[::1], int32[::1], int64, int64, int32[:, ::1], int32[:, ::1], int64[::1], float64[::1], "
+        "Tuple((float32[:, ::1], float32[::1], float32[:, ::1], float32[::1], float32[::1], boolean[::1])), int64")
+def turn_candidates(s, T, width, discrepancies, states, actions, lengths, values, net, map_index):
     """The candidate turns of the decision in ``s`` (see the module docstring), at most
     ``states.shape[0]`` of them: row ``k`` of ``states`` is candidate ``k``'s end position,
-    ``actions[k, :lengths[k]]`` its atomic actions, ``values[k]`` the heuristic's value of its
-    end for the decider. Returns the number of candidates (0 once the game is over)."""
+    ``actions[k, :lengths[k]]`` its atomic actions, ``values[k]`` the value of its end for the
+    decider. The completions and values are the heuristic's, or, where ``net`` (the weights of
+    :func:`completion_weights`) is not empty, that network's win shares (``map_index``: the
+    map's, for encoding). Returns the number of candidates (0 once the game is over)."""
     cap = states.shape[0]
     p = s[O_CURRENT]
     if s[O_PHASE] == PH_OVER or p < 0:
@@ -233,6 +309,8 @@ def turn_candidates(s, T, width, discrepancies, states, actions, lengths, values
     tmp = np.empty(n_state, np.int32)
     tmask = np.empty(NUM_ACTIONS, np.int8)
     vp = np.zeros(NGODS, np.int32)
+    obs = np.zeros(OBSERVATION_SIZE, np.float32)
+    buf = np.empty(n_state, np.int32)
     for i in range(n_state):
         stack[0, i] = s[i]
     E.legal_mask(stack[0], T, masks[0])
@@ -248,8 +326,9 @@ def turn_candidates(s, T, width, discrepancies, states, actions, lengths, values
     n_g = 0
     for k in range(n_first):
         before = n_g
-        n_g = _complete(T, p, firsts[k], 0, width, 1, stack, masks, order, nkids, tried, disc, path,
-                        g_states, g_actions, g_lengths, g_values, g_hashes, n_g, n_first, vals, tmp, tmask, vp)
+        n_g = _complete(T, p, firsts[k], 0, width, 1, stack, masks, order, nkids, tried, disc, path, g_states,
+                        g_actions, g_lengths, g_values, g_hashes, n_g, n_first, vals, tmp, tmask, vp, net, map_index,
+                        obs, buf)
         if n_g > before:
             g_first[n_g - 1] = firsts[k]
     hashes = np.empty(cap, np.uint64)
@@ -274,7 +353,7 @@ def turn_candidates(s, T, width, discrepancies, states, actions, lengths, values
                     break
                 count = _complete(T, p, kept_first[k], d, width, quota - (count - start), stack, masks, order,
                                   nkids, tried, disc, path, states, actions, lengths, values, hashes, count, cap,
-                                  vals, tmp, tmask, vp)
+                                  vals, tmp, tmask, vp, net, map_index, obs, buf)
             if count - start < quota:  # all its alternatives are in
                 open_[k] = False
                 n_open -= 1
@@ -319,6 +398,30 @@ KERNEL_STAMP = E.source_stamp(__file__, E.source_stamp(encoding.__file__, heuris
 E.refresh_stale_kernels(_compiled_kernel_stamp, KERNEL_STAMP, turn_candidates, candidate_observations)
 
 
+#: the weights of no completion network: the heuristic completes and values the turns
+_NO_NET = (np.zeros((0, 0), np.float32), np.zeros(0, np.float32), np.zeros((0, 0), np.float32),
+           np.zeros(0, np.float32), np.zeros(0, np.float32), np.zeros(0, np.bool_))
+
+
+def completion_weights(net: ValueNet | None) -> tuple:
+    """What :func:`turn_candidates` reads of a network that completes the turns in place of the
+    heuristic: its first layer transposed, its policy head (the afterstate logits it was trained
+    to rank moves by) or else its win head, its observation scaling (an empty tuple of arrays
+    for None). ``ValueError`` unless the network has exactly one ReLU trunk layer (the kernel
+    computes that form only)."""
+    if net is None:
+        return _NO_NET
+    source = net.path if net.path is not None else "the network"
+    if len(net.trunk) != 1 or net.activation != "ReLU":
+        raise ValueError(f"{source}: completing turns needs a network with one ReLU trunk layer; it has "
+                         f"{len(net.trunk)} {net.activation} layer(s)")
+    (w1, b1), (wh, bh) = net.trunk[0], net.heads["policy" if net.has_policy else "win"]
+    f32 = np.float32
+    return (np.ascontiguousarray(w1.T, f32), np.ascontiguousarray(b1, f32), np.ascontiguousarray(wh, f32),
+            np.ascontiguousarray(bh, f32), np.ascontiguousarray(net.scale, f32),
+            np.ascontiguousarray(net.unbounded, np.bool_))
+
+
 def check_candidates(max_candidates: object) -> int:
     """``max_candidates`` as an int; ``ValueError`` unless an int from 1 to 402 (the action count)."""
     if isinstance(max_candidates, bool) or not isinstance(max_candidates, (int, np.integer)) \
@@ -351,14 +454,19 @@ class TurnGenerator:
         map_name: the map of the games it serves.
         max_candidates: K, the most candidates of one decision (the rows of every buffer).
         width, discrepancies: how far alternative completions stray (module docstring).
+        completion: a network that ranks the steps of a completion instead of the heuristic (by
+            its policy head's logit of the position each step leads to, or its win share without
+            one; :func:`completion_weights`): a learned completion, with no hand-written
+            evaluation. ``values`` are then its scores of the turns' ends.
 
     After :meth:`generate`, the first ``count`` rows of ``states``, ``actions`` (up to
     ``lengths``) and ``values`` describe the candidates; :meth:`observations` encodes them.
     """
 
     def __init__(self, map_name: str, max_candidates: int = DEFAULT_CANDIDATES, width: int = DEFAULT_WIDTH,
-                 discrepancies: int = DEFAULT_DISCREPANCIES) -> None:
+                 discrepancies: int = DEFAULT_DISCREPANCIES, completion: ValueNet | None = None) -> None:
         self.map_name = map_name
+        self.completion = completion_weights(completion)
         self.map_index = map_id(map_name)
         self.max_candidates = check_candidates(max_candidates)
         self.width = _check_count(width, "width", 0)
@@ -375,7 +483,7 @@ class TurnGenerator:
     def generate(self, s: np.ndarray, T: np.ndarray) -> int:
         """Find the candidates of the decision in state ``s`` (left unchanged); their count."""
         self.count = int(turn_candidates(s, T, self.width, self.discrepancies, self.states, self.actions,
-                                         self.lengths, self.values))
+                                         self.lengths, self.values, self.completion, self.map_index))
         self.deck_pos = int(s[O_DECK_POS])
         return self.count
 

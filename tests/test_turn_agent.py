@@ -55,7 +55,7 @@ def test_a_blend_adds_the_weighted_terms():
     net = random_net(6)
     st = advanced(moves=12)
     agent = TurnAgent(net=net, w=0.5, win=10.0)
-    gen = agent.generator_for("italia")
+    gen = agent.generator_for("italia", 2)
     n = gen.generate(st.s, st.game.tables)
     rows = gen.observations(st.game.tables, st.current_player)[:n]
     expected = 0.5 * gen.values[:n] + 10.0 * net.values(rows)[:, 0]
@@ -72,7 +72,7 @@ def test_exploration_is_reproducible_by_seed():
 
 
 @pytest.mark.parametrize("spec, message", [
-    ("turn:w=-1", "w must be"), ("turn:explore=2", "explore must be"), ("turn:net=none", "w > 0"),
+    ("turn:w=-1", "w must be"), ("turn:explore=2", "explore must be"), ("turn:net=none:w=0", "w > 0"),
     ("turn:candidates=0", "max_candidates"), ("turn:depth=3", "unexpected keyword"),
     ("turn:net=az:margin=1", "margin head"), ("turn:net=/nonexistent/x", "x"),
 ])
@@ -97,7 +97,7 @@ import sys
 sys.modules["torch"] = None
 from concordia_env.cli import main
 for map_name, n in (("italia", 2), ("imperium", 3)):
-    specs = ["turn", "turn:net=az:w=1"] + (["turn:net={tmp_path / 'n'}:w=0.5"] if map_name == "italia" else ["heuristic"])
+    specs = ["turn", "turn:net=az:w=0"] + (["turn:net={tmp_path / 'n'}:w=0.5"] if map_name == "italia" else ["heuristic"])
     rc = main(["tournament", "--map", map_name, "--players", str(n), "--agents", ",".join(specs[:n]),
                "--games", str(n), "--seed", "5", "--max-turns", "60", "--no-progress"])
     assert rc == 0, (map_name, rc)
@@ -107,3 +107,42 @@ print("ok")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip().endswith("ok")
+
+
+@pytest.mark.parametrize("policy", [True, False])
+def test_a_learned_completion_scores_turn_ends_as_the_numpy_network_does(policy):
+    net = random_net(9, policy=policy)
+    st = advanced(moves=16)
+    gen = TurnGenerator("italia", completion=net)
+    n = gen.generate(st.s, st.game.tables)
+    rows = gen.observations(st.game.tables, st.current_player)[:n]
+    expected = net.policy_logits(rows) if policy else net.values(rows)[:, 0]
+    np.testing.assert_allclose(gen.values[:n], expected, rtol=1e-4, atol=1e-5)
+    for k in range(n):  # still whole turns of legal actions
+        c = st.clone()
+        for a in gen.sequence(k):
+            c.apply(a)
+        assert np.array_equal(c.s, gen.states[k])
+
+
+def test_a_learned_completion_needs_a_network_alone_and_one_relu_layer():
+    with pytest.raises(ValueError, match="w=0"):
+        make_agent("turn:complete=net")
+    with pytest.raises(ValueError, match="w=0"):
+        make_agent("turn:net=none:w=1:complete=net")
+    with pytest.raises(ValueError, match="complete must be"):
+        make_agent("turn:complete=mcts")
+    two = random_net(1)
+    deep = type(two)(two.trunk + [(np.zeros((4, 16)), np.zeros(4))], {"win": (np.zeros((5, 4)), np.zeros(5))},
+                     "ReLU", two.scale, two.unbounded)
+    with pytest.raises(ValueError, match="one ReLU trunk layer"):
+        TurnGenerator("italia", completion=deep)
+
+
+def test_the_released_turn_network_plays_and_a_missing_one_says_how_to_make_it(monkeypatch, tmp_path):
+    st = advanced(moves=4)
+    assert _decide(make_agent("turn:net=turn:w=0"), st) in st.legal_actions()
+    from concordia_env.agents import turn
+    monkeypatch.setattr(turn, "POLICIES", tmp_path)
+    with pytest.raises(FileNotFoundError, match="turn_td --map italia"):
+        _decide(make_agent("turn:net=turn:w=0"), st)

@@ -37,14 +37,28 @@ from .heuristic import HeuristicAgent
 from .numpy_policy import check_trained_for
 from .value_net import ValueNet
 
+#: ``net=`` values that are no file: the released ``az`` or turn-level network of the game's map, or none
+NET_NAMES = ("az", "turn", "none")
 POLICIES = Path(__file__).resolve().parent / "policies"
-#: ``net=`` values that are no file: the released turn network, the released ``az`` network, none
-NET_NAMES = ("turn", "az", "none")
 
 
 def released_turn_net_path(map_name: str) -> Path:
     """Where the turn-level network released for ``map_name`` lives (``.npz``; header beside it)."""
     return POLICIES / f"turn_{map_name}.npz"
+
+
+def released_turn_net(map_name: str) -> ValueNet:
+    """The network trained at turn boundaries released for ``map_name``; ``FileNotFoundError``
+    saying how to make one."""
+    path = released_turn_net_path(map_name)
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"no turn-level network released for map {map_name!r} at {path}; train one with "
+            f"`python -m concordia_env.training.turn_td --map {map_name} ...` and play it with "
+            f"turn:net=STEM, or play turn:net=az")
+    return load_net(path)
+#: what completes a card's action into whole turns
+COMPLETIONS = ("heuristic", "net")
 
 
 def _number(value: object, name: str, low: float = 0.0) -> float:
@@ -58,15 +72,22 @@ class TurnAgent(Agent):
 
     Args:
         seed: seeds exploration and breaks exact ties.
-        net: ``"turn"`` (default) the turn-level network released for the game's map,
-            ``"az"`` the released ``az`` network, ``"none"`` no network (then ``w`` must be > 0:
-            the heuristic's value of whole turns alone), or the path of a value network file
-            pair (``.npz`` + ``.json``, :class:`~concordia_env.agents.value_net.ValueNet`), or a
-            :class:`ValueNet`.
-        w: weight of the heuristic's position value (0: the network alone).
+        net: ``"az"`` (default) the network released for the game's map (the ``az`` agent's),
+            ``"turn"`` the network trained at turn boundaries released for the map
+            (:mod:`concordia_env.training.turn_td`),
+            ``"none"`` no network (then ``w`` must be > 0: the heuristic's value of whole turns
+            alone), the path of a value network file pair (``.npz`` + ``.json``,
+            :class:`~concordia_env.agents.value_net.ValueNet`; e.g. one trained by
+            :mod:`concordia_env.training.turn_td`), or a :class:`ValueNet`.
+        w: weight of the heuristic's position value (default 1; 0: the network alone).
         win: weight of the network's win share (points per whole win).
         margin: weight of the network's VP margin (needs a network with a margin head).
         candidates: K, the most candidate turns scored per decision.
+        complete: ``"heuristic"`` (default): the heuristic's step values complete the turns;
+            ``"net"``: a network does: the policy head of the released ``az`` network of the
+            game's map ranks each step by the position it leads to (its afterstate logit, learned
+            from search), so with ``w=0`` no hand-written evaluation plays at all (``w`` must
+            then be 0).
         explore: probability of playing a uniformly random candidate instead of the best
             (self-play exploration; 0 in play).
 
@@ -75,9 +96,9 @@ class TurnAgent(Agent):
 
     name = "turn"
 
-    def __init__(self, seed: int = 0, net: ValueNet | str | os.PathLike = "turn", w: float = 0.0,
+    def __init__(self, seed: int = 0, net: ValueNet | str | os.PathLike = "az", w: float = 1.0,
                  win: float = 40.0, margin: float = 0.0, candidates: int = DEFAULT_CANDIDATES,
-                 explore: float = 0.0) -> None:
+                 explore: float = 0.0, complete: str = "heuristic") -> None:
         self.w = _number(w, "w")
         self.win = _number(win, "win")
         self.margin = _number(margin, "margin")
@@ -99,6 +120,11 @@ class TurnAgent(Agent):
             raise ValueError("net=none scores turns by the heuristic's value alone: give w > 0")
         if self._net is not None and self.margin > 0 and "margin" not in self._net.heads:
             raise ValueError(f"margin={margin} needs a network with a margin head; {self._source()} has none")
+        if complete not in COMPLETIONS:
+            raise ValueError(f"complete must be one of {', '.join(COMPLETIONS)}; got {complete!r}")
+        if complete == "net" and (self._net_name == "none" or self.w > 0):
+            raise ValueError("complete=net plays by the network alone: give a network and w=0")
+        self.complete = complete
         self._candidates = candidates
         self._generators: dict[str, TurnGenerator] = {}
         TurnGenerator("italia", candidates)  # checks candidates now, not at the first move
@@ -117,32 +143,28 @@ class TurnAgent(Agent):
         """The network scoring turns in a game of ``map_name`` with ``num_players`` (None: no net)."""
         if self._net_name == "none":
             return None
-        if self._net is None:
-            if self._net_name == "az":
-                net = released_net(map_name)
-            else:
-                path = released_turn_net_path(map_name)
-                if not path.is_file():
-                    raise FileNotFoundError(
-                        f"no turn-level network released for map {map_name!r} at {path}; train one with "
-                        f"`python -m concordia_env.training.turn_td --map {map_name} ...`, or play "
-                        f"turn:net=az (the released az network) or turn:net=STEM (a network file)")
-                net = load_net(path)
-            check_trained_for(net, map_name, num_players)
-            return net
-        check_trained_for(self._net, map_name, num_players)
-        return self._net
+        if self._net is not None:
+            net = self._net
+        else:
+            net = released_turn_net(map_name) if self._net_name == "turn" else released_net(map_name)
+        check_trained_for(net, map_name, num_players)
+        return net
 
-    def generator_for(self, map_name: str) -> TurnGenerator:
-        if map_name not in self._generators:
-            self._generators[map_name] = TurnGenerator(map_name, self._candidates)
-        return self._generators[map_name]
+    def generator_for(self, map_name: str, num_players: int) -> TurnGenerator:
+        key = f"{map_name}/{num_players}"
+        if key not in self._generators:
+            completion = None
+            if self.complete == "net":
+                completion = released_net(map_name)
+                check_trained_for(completion, map_name, num_players)
+            self._generators[key] = TurnGenerator(map_name, self._candidates, completion=completion)
+        return self._generators[key]
 
     def scores(self, position: GameState, gen: TurnGenerator, rows: np.ndarray) -> np.ndarray:
         """The score of each of ``gen``'s candidates (``rows``: their observations)."""
         n = gen.count
-        score = self.w * gen.values[:n]
         net = self.net_for(position.game.name, int(position.s[E.O_NPLAYERS]))
+        score = self.w * gen.values[:n]
         if net is not None and (self.win > 0 or self.margin > 0):
             if self.win > 0:
                 score = score + self.win * finite(net, net.values(rows), "values")[:, 0]
@@ -164,7 +186,7 @@ class TurnAgent(Agent):
 
     def _choose(self, position: GameState) -> int:
         T = position.game.tables
-        gen = self.generator_for(position.game.name)
+        gen = self.generator_for(position.game.name, int(position.s[E.O_NPLAYERS]))
         n = gen.generate(position.s, T)
         seat = position.current_player
         rows = gen.observations(T, seat)[:n]
