@@ -15,6 +15,8 @@ def test_env_benchmark_prints_both_envs_their_ratio_and_batched_rows():
     assert figures["aec_steps_per_s"] > 0 and figures["connect_four_steps_per_s"] > 0
     assert figures["ratio"] == pytest.approx(figures["aec_steps_per_s"] / figures["connect_four_steps_per_s"])
     assert set(figures["batched"]) == {1, 8}
+    assert "turn-level AEC env" in text and figures["turn_decisions_per_s"] > 0
+    assert 1 <= figures["turn_candidates"] <= 32 and figures["turn_atomic_per_s"] >= figures["turn_decisions_per_s"]
 
 
 def test_core_benchmark_prints_every_combination():

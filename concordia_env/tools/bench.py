@@ -138,6 +138,33 @@ def aec_steps_per_second(make_env, seconds: float, seed: int) -> float:
     return steps / (time.perf_counter() - start)
 
 
+def turn_decisions_per_second(map_name: str, players: int, seconds: float, seed: int) -> tuple[float, float, float]:
+    """(decisions/s, atomic actions/s, mean candidates a decision) of random play through the
+    turn-level AEC env (``decisions="turn"``): candidates found and encoded at every decision."""
+    from ..env import raw_env
+
+    env = raw_env(map_name, players, decisions="turn")
+    rng = random.Random(seed)
+    decisions = actions = candidates = games = 0
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds or games == 0:
+        env.reset(seed=seed + games)
+        for _agent in env.agent_iter():
+            obs, reward, terminated, truncated, info = env.last()
+            if terminated or truncated:
+                env.step(None)
+                continue
+            legal = obs["action_mask"].nonzero()[0]
+            k = int(legal[rng.randrange(len(legal))])
+            actions += len(env.candidate_actions()[k])
+            candidates += len(legal)
+            env.step(k)
+            decisions += 1
+        games += 1
+    wall = time.perf_counter() - start
+    return decisions / wall, actions / wall, candidates / decisions
+
+
 def vector_steps_per_second(num_envs: int, map_name: str, players: int, seconds: float, seed: int) -> float:
     """Game steps/s of the batched env (num_envs games per call), random legal actions via numpy."""
     from ..vector import ConcordiaVecEnv
@@ -184,14 +211,20 @@ def bench_env(seconds: float, repeats: int, map_name: str, players: int, batch_s
     c4 = statistics.median(aec_steps_per_second(connect_four, seconds, seed + r) for r in range(repeats))
     print(f"AEC env ({map_name}, {players} players), obs + mask every step: {conc:>10,.0f} steps/s", file=out)
     print(f"PettingZoo connect_four_v3, same loop:              {c4:>10,.0f} steps/s", file=out)
-    print(f"ratio concordia / connect_four:                     {conc / c4:>10.2f}\n", file=out)
+    print(f"ratio concordia / connect_four:                     {conc / c4:>10.2f}", file=out)
+    turn_decisions_per_second(map_name, players, 0.2, seed)  # warm up
+    turns = sorted((turn_decisions_per_second(map_name, players, seconds, seed + r) for r in range(repeats)),
+                   key=lambda row: row[0])[repeats // 2]
+    print(f"turn-level AEC env, candidates + their obs every step: {turns[0]:>7,.0f} decisions/s "
+          f"({turns[1]:,.0f} atomic actions/s, {turns[2]:.1f} candidates a decision)\n", file=out)
     rows = {}
     print(f"batched env ({map_name}, {players} players)   num_envs   steps/s", file=out)
     for n in batch_sizes:
         rows[n] = statistics.median(vector_steps_per_second(n, map_name, players, seconds, seed + r)
                                     for r in range(repeats))
         print(f"{'':<34}{n:>8} {rows[n]:>10,.0f}", file=out, flush=True)
-    return {"aec_steps_per_s": conc, "connect_four_steps_per_s": c4, "ratio": conc / c4, "batched": rows}
+    return {"aec_steps_per_s": conc, "connect_four_steps_per_s": c4, "ratio": conc / c4, "batched": rows,
+            "turn_decisions_per_s": turns[0], "turn_atomic_per_s": turns[1], "turn_candidates": turns[2]}
 
 
 def cuda_steps_per_second(env, seconds: float, seed: int) -> tuple[float, int]:
