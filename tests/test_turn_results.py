@@ -1,0 +1,46 @@
+"""The turn agent's committed results: the figures the docs quote are those of the files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _rows(page: str, marker: str) -> list[str]:
+    return [line for line in (ROOT / "docs" / page).read_text(encoding="utf-8").splitlines()
+            if line.startswith("|") and marker in line]
+
+
+def test_the_ablation_table_quotes_its_tournament_files():
+    rows = _rows("agents.md", "italia2_")
+    files = sorted((ROOT / "agents" / "results" / "turn_ablation").glob("*.json"))
+    assert len(rows) == len(files) >= 7
+    for path in files:
+        result = json.loads(path.read_text())
+        assert result["complete"] and result["games"] == 200 and result["map"] == "italia"
+        agent, opponent = result["agents"]
+        stats = result["per_agent"][agent]
+        lo, hi = stats["win_rate_ci95"]
+        row = next(r for r in rows if f"`{path.name}`" in r)
+        assert f"`{agent}`" in row
+        assert opponent == "heuristic"
+        assert f"{stats['wins']}/200" in row
+        assert f"{100 * stats['win_rate']:.1f}% [{100 * lo:.1f}–{100 * hi:.1f}]" in row
+        assert f"{stats['mean_vp']:.1f}, {result['per_agent'][opponent]['mean_vp']:.1f}" in row
+
+
+def test_the_td_table_quotes_the_released_runs_curves():
+    curves = json.loads((ROOT / "training" / "release" / "turn_italia" / "curves.json").read_text())
+    rows = [r for r in _rows("training.md", "") if r.split("|")[1].strip().isdigit()]
+    rows = [r for r in rows if "positions" not in r and len(r.split("|")) == 8]
+    assert len(rows) == len(curves["rounds"])
+    for row, rnd in zip(rows, curves["rounds"]):
+        cells = [c.strip() for c in row.split("|")[1:-1]]
+        assert cells[0] == str(rnd["round"])
+        assert cells[2] == f"{rnd['train']['positions']:,}"
+        assert cells[3] == f"{rnd['train']['epochs'][-1]['val_win_ce']:.3f}"
+        for gate in rnd["gate"]:
+            assert f"{gate['wins']}/{gate['games']}" in row
+    assert f"{curves['cpu_hours']:.2f} CPU-hours" in (ROOT / "docs" / "training.md").read_text(encoding="utf-8")
