@@ -44,3 +44,18 @@ def test_the_td_table_quotes_the_released_runs_curves():
         for gate in rnd["gate"]:
             assert f"{gate['wins']}/{gate['games']}" in row
     assert f"{curves['cpu_hours']:.2f} CPU-hours" in (ROOT / "docs" / "training.md").read_text(encoding="utf-8")
+
+
+def test_the_telemetry_table_quotes_the_released_runs_curves():
+    curves = json.loads((ROOT / "training" / "release" / "turn_italia" / "curves.json").read_text())
+    rows = [r for r in _rows("training.md", "") if len(r.split("|")) == 7 and r.split("|")[1].strip().isdigit()]
+    assert len(rows) == len(curves["rounds"])
+    for row, rnd in zip(rows, curves["rounds"]):
+        te = rnd["telemetry"]
+        cells = [c.strip() for c in row.split("|")[1:-1]]
+        assert cells[1:4] == [f"{te['decisions']:,}", f"{100 * te['agreement_tie_aware']:.1f}%",
+                              f"{te['mean_regret']:.2f}"]
+        for card in cells[4].split(", "):
+            name, rate, count = card.split(" ")
+            assert f"{100 * te['by_card'][name]['agreement_tie_aware']:.1f}%" == rate
+            assert f"({te['by_card'][name]['decisions']})" == count

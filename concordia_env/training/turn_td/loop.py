@@ -6,8 +6,9 @@
 A run folder holds ``settings.json`` (the run's fixed settings: ``--resume`` refuses others),
 ``round_NN/selfplay.json`` and ``round_NN/games/`` (the self-play tournament and its records),
 ``round_NN/net.npz``/``.json`` (the network trained that round), ``round_NN/gate_*.json``
-(its gate tournaments) and ``curves.json`` (per round: positions, losses, gate win rates with
-intervals, seconds and CPU-seconds). Stopped (Ctrl-C, SIGTERM, a crash), the same command with
+(its gate tournaments) and ``curves.json`` (per round: positions, losses, the network's
+agreement with and regret against the agent that played (:mod:`.telemetry`), gate win rates
+with intervals, seconds; at the end the CPU-hours). Stopped (Ctrl-C, SIGTERM, a crash), the same command with
 ``--resume`` continues with the first step whose output is missing or unfinished.
 """
 
@@ -30,6 +31,7 @@ from concordia_env.game import check_setup_args
 
 from .data import load_positions, td_targets
 from .model import export, fit, model_from_net, new_model
+from .telemetry import TELEMETRY_GAMES, compare
 
 PROG = "python -m concordia_env.training.turn_td"
 #: the settings a run is made with; ``--resume`` checks them against ``settings.json``
@@ -117,6 +119,17 @@ def train_round(args: argparse.Namespace, out: Path, r: int) -> dict[str, Any]:
     return {**report, "seconds": round(time.perf_counter() - start, 1)}
 
 
+def telemetry(args: argparse.Namespace, out: Path, r: int) -> dict[str, Any]:
+    """The round's network alone against the agent that played the round (:mod:`.telemetry`), on
+    the first :data:`TELEMETRY_GAMES` self-play games."""
+    _, teacher = _net_source(args, out, r)
+    student = ValueNet.load(round_dir(out, r) / "net.npz")
+    records = sorted((round_dir(out, r) / "games").glob("game_*.json"))[:TELEMETRY_GAMES]
+    start = time.perf_counter()
+    report = compare(records, teacher, w_play(args, r), args.win, student, args.candidates)
+    return {**report, "games": len(records), "seconds": round(time.perf_counter() - start, 1)}
+
+
 def gate(args: argparse.Namespace, out: Path, r: int) -> list[dict[str, Any]]:
     """The round's network against every ``--gate`` opponent, with the next round's ``w`` and alone."""
     net_path = str(round_dir(out, r) / "net.npz")
@@ -152,13 +165,16 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         if "train" not in row or not (folder / "net.npz").is_file():
             row["train"] = train_round(args, out, r)
             write_json_atomic(curves, curves_path)
+        if "telemetry" not in row:
+            row["telemetry"] = telemetry(args, out, r)
+            write_json_atomic(curves, curves_path)
         if "gate" not in row:
             row["gate"] = gate(args, out, r)
             write_json_atomic(curves, curves_path)
         _say(args, f"round {r}: " + "; ".join(
             f"w={g['w']:g} vs {g['opponent']} {g['wins']}/{g['games']} "
             f"[{100 * g['win_rate_ci95'][0]:.1f}-{100 * g['win_rate_ci95'][1]:.1f}%]" for g in row["gate"]))
-    cpu = sum(row["selfplay"]["seconds"] * args.workers + row["train"]["seconds"]
+    cpu = sum(row["selfplay"]["seconds"] * args.workers + row["train"]["seconds"] + row["telemetry"]["seconds"]
               + sum(g["seconds"] for g in row["gate"]) * args.workers for row in curves["rounds"])
     curves["cpu_hours"] = round(cpu / 3600, 3)
     write_json_atomic(curves, curves_path)
