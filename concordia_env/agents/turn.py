@@ -87,10 +87,13 @@ class TurnAgent(Agent):
         margin: weight of the network's VP margin (needs a network with a margin head).
         candidates: K, the most candidate turns scored per decision (default 64).
         complete: ``"heuristic"`` (default): the heuristic's step values complete the turns;
-            ``"net"``: a network does: the policy head of the released ``az`` network of the
-            game's map ranks each step by the position it leads to (its afterstate logit, learned
-            from search), so with ``w=0`` no hand-written evaluation plays at all (``w`` must
-            then be 0).
+            ``"net"``: a network does: its policy head ranks each step by the position it leads
+            to (the afterstate logit), so with ``w=0`` no hand-written evaluation plays at all
+            (``w`` must then be 0).
+        completer: with ``complete=net``, the network that completes: ``"az"`` (default) the
+            released ``az`` network of the game's map (its policy head learned from search on
+            atomic moves), or a file, e.g. one of
+            :mod:`concordia_env.training.turn_td.completion`.
         explore: probability of playing a uniformly random candidate instead of the best
             (self-play exploration; 0 in play).
 
@@ -101,7 +104,8 @@ class TurnAgent(Agent):
 
     def __init__(self, seed: int = 0, net: ValueNet | str | os.PathLike = "az", w: float = 1.0,
                  win: float = 40.0, margin: float = 0.0, candidates: int = AGENT_CANDIDATES,
-                 explore: float = 0.0, complete: str = "heuristic") -> None:
+                 explore: float = 0.0, complete: str = "heuristic",
+                 completer: str | os.PathLike = "az") -> None:
         self.w = _number(w, "w")
         self.win = _number(win, "win")
         self.margin = _number(margin, "margin")
@@ -128,6 +132,7 @@ class TurnAgent(Agent):
         if complete == "net" and (self._net_name == "none" or self.w > 0):
             raise ValueError("complete=net plays by the network alone: give a network and w=0")
         self.complete = complete
+        self._completer = None if completer == "az" else load_net(completer)
         self._candidates = candidates
         self._generators: dict[str, TurnGenerator] = {}
         TurnGenerator("italia", candidates)  # checks candidates now, not at the first move
@@ -157,7 +162,7 @@ class TurnAgent(Agent):
         if key not in self._generators:
             completion = None
             if self.complete == "net":
-                completion = released_net(map_name)
+                completion = self._completer if self._completer is not None else released_net(map_name)
                 check_trained_for(completion, map_name, num_players)
             self._generators[key] = TurnGenerator(map_name, self._candidates, completion=completion)
         return self._generators[key]
