@@ -31,23 +31,29 @@ def test_the_ablation_table_quotes_its_tournament_files():
         assert f"{stats['mean_vp']:.1f}, {result['per_agent'][opponent]['mean_vp']:.1f}" in row
 
 
-def test_the_td_table_quotes_the_released_runs_curves():
-    curves = json.loads((ROOT / "training" / "release" / "turn_italia" / "curves.json").read_text())
+def _curves(name: str) -> dict:
+    return json.loads((ROOT / "training" / "release" / name / "curves.json").read_text())
+
+
+def test_the_td_tables_quote_the_released_runs_curves():
+    rounds = _curves("turn_italia")["rounds"] + _curves("turn_imperium")["rounds"]  # the page's order
     rows = [r for r in _rows("training.md", "") if r.split("|")[1].strip().isdigit()]
-    rows = [r for r in rows if "positions" not in r and len(r.split("|")) == 8]
-    assert len(rows) == len(curves["rounds"])
-    for row, rnd in zip(rows, curves["rounds"]):
+    rows = [r for r in rows if len(r.split("|")) == 8]
+    assert len(rows) == len(rounds)
+    for row, rnd in zip(rows, rounds):
         cells = [c.strip() for c in row.split("|")[1:-1]]
         assert cells[0] == str(rnd["round"])
         assert cells[2] == f"{rnd['train']['positions']:,}"
         assert cells[3] == f"{rnd['train']['epochs'][-1]['val_win_ce']:.3f}"
         for gate in rnd["gate"]:
             assert f"{gate['wins']}/{gate['games']}" in row
-    assert f"{curves['cpu_hours']:.2f} CPU-hours" in (ROOT / "docs" / "training.md").read_text(encoding="utf-8")
+    page = (ROOT / "docs" / "training.md").read_text(encoding="utf-8")
+    assert f"{_curves('turn_italia')['cpu_hours']:.2f} CPU-hours" in page
+    assert f"{_curves('turn_imperium')['cpu_hours']:.2f} CPU-hours" in page
 
 
 def test_the_telemetry_table_quotes_the_released_runs_curves():
-    curves = json.loads((ROOT / "training" / "release" / "turn_italia" / "curves.json").read_text())
+    curves = _curves("turn_italia")
     rows = [r for r in _rows("training.md", "") if len(r.split("|")) == 7 and r.split("|")[1].strip().isdigit()]
     assert len(rows) == len(curves["rounds"])
     for row, rnd in zip(rows, curves["rounds"]):
@@ -59,3 +65,12 @@ def test_the_telemetry_table_quotes_the_released_runs_curves():
             name, rate, count = card.split(" ")
             assert f"{100 * te['by_card'][name]['agreement_tie_aware']:.1f}%" == rate
             assert f"({te['by_card'][name]['decisions']})" == count
+
+
+def test_the_distilled_completion_is_quoted_with_its_held_out_agreement():
+    header = json.loads((ROOT / "training" / "release" / "turn_italia" / "completion" / "italia.json").read_text())
+    meta = header["metadata"]
+    assert meta["trainer"] == "turn_td.completion" and meta["games"] == 1000
+    page = (ROOT / "docs" / "training.md").read_text(encoding="utf-8")
+    assert f"agrees with the\nheuristic on {100 * meta['held_out_agreement']:.1f}% of" in page
+    assert f"({meta['decisions']:,} decisions" in page
