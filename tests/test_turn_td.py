@@ -21,7 +21,7 @@ from concordia_env.training.turn_td.model import model_from_net  # noqa: E402
 from concordia_env.training.value_train import torch_values  # noqa: E402
 
 TINY = ["--map", "italia", "--players", "2", "--rounds", "2", "--games", "2", "--gate-games", "2", "--epochs", "1",
-        "--candidates", "4", "--init", "none", "--hidden", "8", "--no-progress"]
+        "--candidates", "4", "--init", "none", "--hidden", "8", "--gate", "heuristic", "--no-progress"]
 
 
 def test_a_tiny_run_trains_gates_and_resumes_without_redoing_anything(tmp_path: Path, capsys):
@@ -46,6 +46,12 @@ def test_a_tiny_run_trains_gates_and_resumes_without_redoing_anything(tmp_path: 
     assert main(TINY + ["--out", str(out), "--resume"]) == 0
     assert {p: p.stat().st_mtime_ns for p in out.rglob("*") if p.is_file() and p.name != "curves.json"} == {
         p: t for p, t in before.items() if p.name != "curves.json"}
+
+
+def test_the_gates_default_to_the_heuristic_and_the_search_at_200_iterations():
+    from concordia_env.training.turn_td.loop import parser
+
+    assert parser().parse_args(["--out", "x"]).gate == ["heuristic", "mcts:iterations=200"]
 
 
 def test_a_run_folder_is_refused_unless_it_is_the_same_run(tmp_path: Path, capsys):

@@ -37,6 +37,8 @@ PROG = "python -m concordia_env.training.turn_td"
 #: the settings a run is made with; ``--resume`` checks them against ``settings.json``
 FIXED = ("map", "players", "rounds", "games", "explore", "lam", "w_start", "win", "init", "hidden", "epochs", "lr",
          "batch", "window", "margin_weight", "gate", "gate_games", "seed", "candidates")
+#: the gate opponents: the heuristic, and the search at 200 iterations
+DEFAULT_GATE = ["heuristic", "mcts:iterations=200"]
 #: seeds of the gates' deals: far from the self-play seeds, the same deals every round
 GATE_SEED = 1_000_000_000
 
@@ -247,8 +249,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--batch", type=int, default=256)
     p.add_argument("--window", type=int, default=2, help="rounds of self-play each training reads (default 2)")
     p.add_argument("--margin-weight", type=float, default=0.2, help="weight of the VP-margin loss (default 0.2)")
-    p.add_argument("--gate", default="heuristic", type=lambda t: [s.strip() for s in t.split(",") if s.strip()],
-                   help="comma list of gate opponents (default heuristic)")
+    p.add_argument("--gate", default=DEFAULT_GATE, type=lambda t: [s.strip() for s in t.split(",") if s.strip()],
+                   help="comma list of gate opponents (default heuristic,mcts:iterations=200)")
     p.add_argument("--gate-games", type=int, default=200, help="games per gate line (default 200)")
     p.add_argument("--candidates", type=int, default=32, help="candidate turns per decision (default 32)")
     p.add_argument("--seed", type=int, default=0)
