@@ -331,3 +331,24 @@ def test_value_train_resume_of_a_damaged_checkpoint_is_one_line(tmp_path):
         value_train.load_checkpoint(path)
     message = str(info.value)
     assert "\n" not in message and "truncated or corrupt checkpoint" in message and str(path) in message
+
+
+def test_an_interrupt_inside_an_optimizer_step_leaves_no_half_built_state_in_the_checkpoint():
+    import torch
+
+    from concordia_env.training.train_ppo import drop_partial_optimizer_state
+
+    a, b = torch.nn.Parameter(torch.ones(3)), torch.nn.Parameter(torch.ones(2))
+    opt = torch.optim.Adam([a, b])
+    (a.sum() + b.sum()).backward()
+    opt.step()
+    opt.state[b].pop("exp_avg")  # what Ctrl-C between Adam's lazy-init lines leaves
+    opt.state[b].pop("exp_avg_sq")
+    assert drop_partial_optimizer_state(opt) == 1
+    assert set(opt.state[a]) == {"step", "exp_avg", "exp_avg_sq"} and b not in opt.state
+    reloaded = torch.optim.Adam([a, b])
+    reloaded.load_state_dict(opt.state_dict())
+    (a.sum() + b.sum()).backward()
+    reloaded.step()  # the resumed run's first step: no KeyError
+    assert set(reloaded.state[b]) == {"step", "exp_avg", "exp_avg_sq"}
+    assert drop_partial_optimizer_state(reloaded) == 0

@@ -793,6 +793,26 @@ def learn_and_save(args: argparse.Namespace, out: Path, model: Any, vec_env: Any
     return policy_path
 
 
+#: the state Adam builds lazily for each parameter on its first step
+ADAM_STATE = frozenset({"step", "exp_avg", "exp_avg_sq"})
+
+
+def drop_partial_optimizer_state(optimizer: Any) -> int:
+    """Drop the per-parameter states an interrupt inside ``optimizer.step`` left half built (Adam's
+    ``step`` set, ``exp_avg`` not yet): saved, such a state breaks the resumed run's first step.
+    A dropped state is built afresh, as for a new parameter. Returns how many were dropped."""
+    import torch
+
+    states = optimizer.state
+    required = set().union(*(s.keys() for s in states.values())) if len(states) else set()
+    if isinstance(optimizer, torch.optim.Adam):
+        required |= ADAM_STATE
+    partial = [p for p, s in states.items() if not required <= set(s)]
+    for p in partial:
+        del states[p]
+    return len(partial)
+
+
 def save_interrupted(model: Any, out: Path) -> str:
     """Save ``checkpoints/step_<N>.zip`` after Ctrl-C (a second Ctrl-C cannot cut the save short);
     returns the line to print."""
@@ -804,6 +824,7 @@ def save_interrupted(model: Any, out: Path) -> str:
     except ValueError:  # not the main thread: signals are not ours to change
         pass
     try:
+        drop_partial_optimizer_state(model.policy.optimizer)  # the interrupt may have come mid-step
         path = save_model(model, out / "checkpoints" / f"step_{step}.zip")
     except SaveError as exc:
         return f"interrupted at step {step}; {exc}: resume from the newest checkpoint with --resume {out}"

@@ -178,6 +178,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             f"[{100 * g['win_rate_ci95'][0]:.1f}-{100 * g['win_rate_ci95'][1]:.1f}%]" for g in row["gate"]))
     cpu = sum(row["selfplay"]["seconds"] * args.workers + row["train"]["seconds"] + row["telemetry"]["seconds"]
               + sum(g["seconds"] for g in row["gate"]) * args.workers for row in curves["rounds"])
+    curves["cpu_seconds"] = round(cpu, 1)
     curves["cpu_hours"] = round(cpu / 3600, 3)
     write_json_atomic(curves, curves_path)
     return curves
