@@ -12,7 +12,6 @@ random players.
 from __future__ import annotations
 
 import random
-import time
 
 import numpy as np
 import pytest
@@ -301,17 +300,31 @@ def test_resample_deck_shuffles_only_within_the_undrawn_part_of_each_deck(map_na
 
 
 # ---------------------------------------------------------------- MCTS budget and evaluation
-def test_mcts_time_budget():
+class _StepClock:
+    """A clock that moves on ``step`` seconds at every read: the search's deadline logic on a
+    known timeline, whatever the machine's speed."""
+
+    def __init__(self, step: float) -> None:
+        self.now, self.step = 0.0, step
+
+    def perf_counter(self) -> float:
+        self.now += self.step
+        return self.now
+
+
+def test_mcts_time_budget(monkeypatch):
+    import concordia_env.agents.mcts as mcts_module
+
     states = random_states("imperium", 5, seed=6, every=11, limit=8, min_legal=3)
     for rollout in ("heuristic", "random"):
         agent = MCTSAgent(ms=30, rollout=rollout)
-        act(agent, states[0])  # compile and warm up outside the timing
         for st in states:
-            t0 = time.perf_counter()
+            # 10 ms a read: deadline at 30 ms; a 1-iteration chunk ends at 20 ms, the next
+            # (sized to half the 10 ms left, at least one) at 40 ms, past it: two iterations
+            monkeypatch.setattr(mcts_module, "time", _StepClock(0.010))
             a = act(agent, st)
-            elapsed = time.perf_counter() - t0
-            assert elapsed < 0.5, f"ms=30 took {elapsed:.3f} s ({rollout})"
-            assert agent.last_iterations >= 1 and st.legal_action_mask()[a] == 1
+            assert agent.last_iterations == 2, rollout
+            assert st.legal_action_mask()[a] == 1
     fixed = MCTSAgent(iterations=17)
     act(fixed, states[1])
     assert fixed.last_iterations == 17

@@ -202,8 +202,9 @@ def test_second_ctrl_c_aborts_at_once_and_resume_uses_the_records(tmp_path, scri
     proc.send_signal(signal.SIGINT)
     time.sleep(0.3)
     proc.send_signal(signal.SIGINT)
-    code, _, err, seconds = finish(proc, timeout=30)
-    assert code == 130 and seconds < 20, err
+    # finish's bound only guards against a hang: waiting for a game in flight would take 300 s
+    code, _, err, _seconds = finish(proc, timeout=30)
+    assert code == 130, err
     assert "Traceback" not in err
     assert err.strip().splitlines()[-1].startswith("aborted; resume with: ")
     wait_for(lambda: not any(running(pid) for pid in workers), timeout=10, what="end of the workers")
