@@ -118,9 +118,9 @@ def bench_core(games: int, repeats: int, seed: int, out=sys.stdout) -> list[dict
     return rows
 
 
-def aec_steps_per_second(make_env, seconds: float, seed: int) -> float:
-    """Steps/s of random legal play through an AEC env, observation and mask built every step."""
-    env = make_env()
+def _random_play(env, seconds: float, seed: int, play) -> tuple[int, float]:
+    """Random legal play through an AEC env for ``seconds`` (at least one game): at each decision
+    ``play(env, legal, rng)`` steps the env. Returns (decisions, wall seconds)."""
     rng = random.Random(seed)
     steps, games = 0, 0
     start = time.perf_counter()
@@ -131,11 +131,17 @@ def aec_steps_per_second(make_env, seconds: float, seed: int) -> float:
             if terminated or truncated:
                 env.step(None)
                 continue
-            legal = obs["action_mask"].nonzero()[0]
-            env.step(int(legal[rng.randrange(len(legal))]))
+            play(env, obs["action_mask"].nonzero()[0], rng)
             steps += 1
         games += 1
-    return steps / (time.perf_counter() - start)
+    return steps, time.perf_counter() - start
+
+
+def aec_steps_per_second(make_env, seconds: float, seed: int) -> float:
+    """Steps/s of random legal play through an AEC env, observation and mask built every step."""
+    steps, wall = _random_play(make_env(), seconds, seed,
+                               lambda env, legal, rng: env.step(int(legal[rng.randrange(len(legal))])))
+    return steps / wall
 
 
 def turn_decisions_per_second(map_name: str, players: int, seconds: float, seed: int) -> tuple[float, float, float]:
@@ -143,26 +149,16 @@ def turn_decisions_per_second(map_name: str, players: int, seconds: float, seed:
     turn-level AEC env (``decisions="turn"``): candidates found and encoded at every decision."""
     from ..env import raw_env
 
-    env = raw_env(map_name, players, decisions="turn")
-    rng = random.Random(seed)
-    decisions = actions = candidates = games = 0
-    start = time.perf_counter()
-    while time.perf_counter() - start < seconds or games == 0:
-        env.reset(seed=seed + games)
-        for _agent in env.agent_iter():
-            obs, reward, terminated, truncated, info = env.last()
-            if terminated or truncated:
-                env.step(None)
-                continue
-            legal = obs["action_mask"].nonzero()[0]
-            k = int(legal[rng.randrange(len(legal))])
-            actions += len(env.candidate_actions()[k])
-            candidates += len(legal)
-            env.step(k)
-            decisions += 1
-        games += 1
-    wall = time.perf_counter() - start
-    return decisions / wall, actions / wall, candidates / decisions
+    counts = {"actions": 0, "candidates": 0}
+
+    def play(env, legal, rng):
+        k = int(legal[rng.randrange(len(legal))])
+        counts["actions"] += len(env.candidate_actions()[k])
+        counts["candidates"] += len(legal)
+        env.step(k)
+
+    decisions, wall = _random_play(raw_env(map_name, players, decisions="turn"), seconds, seed, play)
+    return decisions / wall, counts["actions"] / wall, counts["candidates"] / decisions
 
 
 def vector_steps_per_second(num_envs: int, map_name: str, players: int, seconds: float, seed: int) -> float:
