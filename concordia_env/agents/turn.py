@@ -29,7 +29,7 @@ import numpy as np
 
 from concordia_env import engine as E
 from concordia_env.state import GameState
-from concordia_env.turns import TurnGenerator
+from concordia_env.turns import TurnGenerator, check_candidates
 
 from .az import finite, load_net, released_net
 from .base import Agent, check_mask
@@ -133,9 +133,8 @@ class TurnAgent(Agent):
             raise ValueError("complete=net plays by the network alone: give a network and w=0")
         self.complete = complete
         self._completer = None if completer == "az" else load_net(completer)
-        self._candidates = candidates
+        self._candidates = check_candidates(candidates)  # now, not at the first move
         self._generators: dict[str, TurnGenerator] = {}
-        TurnGenerator("italia", candidates)  # checks candidates now, not at the first move
         self.reset(seed)
 
     def _source(self) -> str:
