@@ -169,6 +169,51 @@ def test_check_refuses_a_file_of_another_format(golden_copy):
     assert "version" in found[SAMPLE] and "expected a JSON object" in found["italia_3p_mixed"]
 
 
+def test_a_wrong_effect_is_named_by_its_state_field(monkeypatch):
+    """An engine that pays seat 0 one coin too many at its 41st action: the report names the step
+    and the state field ``coins``, and nothing else."""
+    from concordia_env.state import GameState
+
+    real_apply = GameState.apply
+    applied = []
+
+    def apply_with_a_bug(self, action):
+        real_apply(self, action)
+        applied.append(action)
+        if len(applied) == 41:
+            self.field("coins")[0] += 1
+
+    monkeypatch.setattr(GameState, "apply", apply_with_a_bug)
+    [d] = check_golden(GOLDEN, _games(SAMPLE))
+    assert d.step == 40 and d.message == "step differs"
+    report = d.report()
+    assert "  state fields that differ: coins\n" in report
+    assert "observation fields that differ" not in report  # observations are taken before the action
+
+
+def test_a_wrong_observation_is_named_by_its_field(monkeypatch):
+    """An encoder that shows the deck one card larger from step 12 on: named ``deck_size``."""
+    from concordia_env.encoding import OBSERVATION_LAYOUT, observation
+    from concordia_env.tools import golden
+
+    calls = []
+
+    def observation_with_a_bug(state, seat):
+        obs = observation(state, seat)
+        calls.append(seat)
+        if len(calls) > 12 * (state.num_players + 1):  # each step: every seat, then the deciding one
+            obs[OBSERVATION_LAYOUT["deck_size"]] += 1
+        return obs
+
+    monkeypatch.setattr(golden, "observation", observation_with_a_bug)
+    [d] = check_golden(GOLDEN, _games(SAMPLE))
+    assert d.step == 12
+    report = d.report()
+    assert "differing keys: obs, obs_changed" in report
+    assert "  observation fields that differ: deck_size\n" in report
+    assert "state fields that differ" not in report
+
+
 def test_check_reports_a_replay_that_raises(monkeypatch):
     from concordia_env.agents.random_agent import RandomAgent
 

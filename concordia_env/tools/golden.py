@@ -29,12 +29,17 @@ written with gzip mtime 0 so the same games give the same bytes):
   observation), ``action`` and ``name`` (``state.action_to_string``), all
   before the action; then ``state`` (digest of the whole flat state),
   ``turn``, ``phase`` and ``vp`` (every seat's score as final scoring would
-  count it now), all after it;
+  count it now), all after it; ``changed`` names every state field (of
+  ``engine.STATE_FIELDS``) the action changed, each with a short digest of
+  its new values, and ``obs_changed`` every observation field (of
+  ``encoding.OBSERVATION_FIELDS``, all seats together) that differs from the
+  previous step's, so that a divergence names the field that went wrong;
 * the last line, ``{"result": ...}``: steps, final scores, VP by god, ranking,
   winner and card plays.
 
 A digest is the first 16 hex characters of the SHA-256 of an array's values as
-little-endian bytes (int32 for states and action ids, float32 for observations).
+little-endian bytes (int32 for states and action ids, float32 for observations);
+a field's digest keeps the first 8.
 """
 
 from __future__ import annotations
@@ -55,14 +60,17 @@ import numpy as np
 from ..agents.base import Agent, make_agent
 from ..arena.records import agent_seed
 from ..data import MAP_NAMES, load_map
-from ..encoding import observation
+from ..encoding import OBSERVATION_FIELDS, OBSERVATION_LAYOUT, observation
+from ..rules.layout import STATE_FIELDS, field_view
 from ..files import write_bytes_atomic
 from ..state import GameState, new_game
 
 GOLDEN_FORMAT = "concordia-env/golden"
-GOLDEN_VERSION = 1
+GOLDEN_VERSION = 2
 #: hex characters kept of each SHA-256 digest (64 bits)
 DIGEST_CHARS = 16
+#: hex characters kept of a single field's digest: enough to name the field that changed
+FIELD_DIGEST_CHARS = 8
 #: the committed golden files of a source checkout (``tests/golden`` of the repository)
 DEFAULT_DIR = Path(__file__).resolve().parents[2] / "tests" / "golden"
 SUFFIX = ".jsonl.gz"
@@ -87,6 +95,9 @@ FIELDS_DOC = {
     "turn": "card plays so far (state field 'turn') after the action",
     "phase": "decision phase name after the action",
     "vp": "VP of every seat as final scoring would count them, after the action",
+    "changed": "{state field: digest of its new values} for every state field the action changed",
+    "obs_changed": "{observation field: digest over all seats} for every observation field that differs "
+                   "from the previous step's (every field at step 0)",
 }
 
 
@@ -143,8 +154,23 @@ def state_digest(state: GameState | np.ndarray) -> str:
     return digest(s)
 
 
-def _observations_digest(state: GameState) -> str:
-    return digest(np.concatenate([observation(state, k) for k in range(state.num_players)]))
+def _field_digest(values: np.ndarray) -> str:
+    return digest(values)[:FIELD_DIGEST_CHARS]
+
+
+def state_field_digests(state: GameState) -> dict[str, str]:
+    """A short digest of every state field, by its name in ``engine.STATE_FIELDS``."""
+    return {name: _field_digest(field_view(state.s, name)) for name, _ in STATE_FIELDS}
+
+
+def observation_field_digests(observations: np.ndarray) -> dict[str, str]:
+    """A short digest of every observation field over all seats, from ``(seats, OBSERVATION_SIZE)``."""
+    return {name: _field_digest(np.ascontiguousarray(observations[:, OBSERVATION_LAYOUT[name]]))
+            for name, _, _ in OBSERVATION_FIELDS}
+
+
+def _changed(before: dict[str, str], after: dict[str, str]) -> dict[str, str]:
+    return {name: d for name, d in after.items() if before.get(name) != d}
 
 
 # ---------------------------------------------------------------- playing
@@ -179,20 +205,26 @@ def play(game: GoldenGame) -> Iterator[dict[str, Any]]:
         agent.reset(agent_seed(game.seed, seat))
     yield _header(game, state)
     step = 0
+    fields: dict[str, str] = state_field_digests(state)
+    obs_fields: dict[str, str] = {}
     while not state.is_terminal():
         if step >= MAX_STEPS:
             raise RuntimeError(f"{game.name}: the game is still running after {MAX_STEPS} actions")
         seat = state.current_player
         mask = state.legal_action_mask()
         legal = np.flatnonzero(mask).astype(np.int32)
+        observations = np.stack([observation(state, k) for k in range(state.num_players)])
         line: dict[str, Any] = {"step": step, "seat": seat, "legal": [int(legal.size), digest(legal)],
-                                "obs": _observations_digest(state)}
+                                "obs": digest(observations.ravel())}
         action = int(agents[seat].act(observation(state, seat), mask, state))
         line["action"] = action
         line["name"] = state.action_to_string(action)
         state.apply(action)
         line.update(state=state_digest(state), turn=int(state.field("turn")), phase=state.phase_name,
                     vp=state.scores())
+        now, obs_now = state_field_digests(state), observation_field_digests(observations)
+        line.update(changed=_changed(fields, now), obs_changed=_changed(obs_fields, obs_now))
+        fields, obs_fields = now, obs_now
         yield line
         step += 1
     yield _result(state, step)
@@ -253,9 +285,21 @@ class Divergence:
                 lines.append(f"  action got:      {got.get('action')} {got.get('name')!r}")
             if keys:
                 lines.append(f"  differing keys: {', '.join(keys)}")
+            for key, what in (("changed", "state"), ("obs_changed", "observation")):
+                names = _differing_fields(exp.get(key), got.get(key))
+                if names:
+                    lines.append(f"  {what} fields that differ: {', '.join(names)}")
             lines.append(f"  expected: {dump_line(exp) if self.expected is not None else '(nothing: the file ends)'}")
             lines.append(f"  got:      {dump_line(got) if self.got is not None else '(nothing: the game ends)'}")
         return "\n".join(lines)
+
+
+def _differing_fields(expected: Any, got: Any) -> list[str]:
+    """The field names whose digest differs between two ``changed`` maps (a field changed in only
+    one of them differs too), in layout order as written."""
+    exp = expected if isinstance(expected, dict) else {}
+    new = got if isinstance(got, dict) else {}
+    return [k for k in dict.fromkeys([*exp, *new]) if exp.get(k) != new.get(k)]
 
 
 def read_golden(path: Path) -> list[dict[str, Any]]:
