@@ -281,14 +281,7 @@ def encode_batch(S, T, map_id, observers, out):
 
 
 
-@kernel()
-def _compiled_kernel_stamp():
-    return KERNEL_STAMP
 
-
-#: engine + encoder sources: kernels elsewhere that call the encoder compile in this one
-KERNEL_STAMP = E.source_stamp(__file__, E.KERNEL_STAMP)
-E.refresh_stale_kernels(_compiled_kernel_stamp, KERNEL_STAMP, encode, encode_batch)
 
 
 def map_id(map_name: str) -> int:

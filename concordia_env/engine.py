@@ -9,18 +9,17 @@ module only gathers what other modules use:
 * the entry points (:mod:`concordia_env.rules.kernel`): :func:`legal_mask`, :func:`step`,
   :func:`random_playout`, and :func:`score_player` (:mod:`concordia_env.rules.scoring`);
 * helpers other kernels call: :func:`free_slots`, :func:`can_build`, :func:`move_action`,
-  :func:`decode_move`, and the compiled-code stamp (:data:`KERNEL_STAMP`,
-  :func:`source_stamp`, :func:`refresh_stale_kernels`).
+  :func:`decode_move` (compiled code is kept fresh by ``jit.ensure_fresh``).
 """
 
 from __future__ import annotations
 
 from .rules.architectus import can_build
-from .rules.kernel import KERNEL_STAMP, legal_mask, random_playout, refresh_stale_kernels, source_stamp, step
+from .rules.kernel import legal_mask, random_playout, step
 from .rules.layout import *  # noqa: F403 - the layout is this namespace's main content
 from .rules.pieces import free_slots
 from .rules.quantities import decode_move, move_action
 from .rules.scoring import score_player
 
-__all__ = ["KERNEL_STAMP", "can_build", "decode_move", "free_slots", "legal_mask", "move_action",
-           "random_playout", "refresh_stale_kernels", "score_player", "source_stamp", "step"]
+__all__ = ["can_build", "decode_move", "free_slots", "legal_mask", "move_action", "random_playout",
+           "score_player", "step"]

@@ -21,6 +21,20 @@ numba is never left to choose: its own fallbacks are the ``__pycache__`` next to
 (inside site-packages, where ``pip uninstall`` leaves it behind) and, when nothing is
 writable, an error ("cannot cache function ...: no locator available") at import.
 
+Keeping compiled code fresh
+---------------------------
+numba's on-disk cache is keyed on a kernel's own source file only, but a cached kernel
+carries compiled copies of every kernel it calls and every constant it reads, from other
+files. So all of the package's compiled code is tied to one stamp, :func:`sources_stamp`:
+a CRC-32 over every source file that defines kernels (found by their ``@kernel(`` or
+``@rule(`` decorators), every file of ``rules/`` (the state layout's offsets), and every
+package module those files import (constants such as ``rewards.VP_SCALE``). When a file's
+first kernel is defined, :func:`ensure_fresh` compares the stamp its cached code was built
+for, kept in a small marker file beside that code, with the current one; when they differ it
+deletes that file's cached code before numba can load it, then writes the new stamp. A file
+whose module is not imported is checked when it is. Nothing is listed by hand: a new kernel
+module is covered by its decorator.
+
 Compiling ahead of use
 ----------------------
 :func:`compile_kernels` compiles (or loads from the cache) the entry points of the named
@@ -45,9 +59,11 @@ from __future__ import annotations
 import contextlib
 import importlib
 import os
+import re
 import sys
 import tempfile
 import time
+import zlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -156,6 +172,92 @@ def cache_decision() -> CacheDecision:
     return decision
 
 
+# ------------------------------------------------------------------ keeping compiled code fresh
+_DEFINES_KERNELS = re.compile(rb"^@(?:kernel|rule)\(", re.MULTILINE)
+_PACKAGE_IMPORT = re.compile(rb"^\s*from (\.+)([\w.]*) import ([\w, ()]+)", re.MULTILINE)
+#: suffix of the marker file holding the stamp a source file's cached code was built for
+STAMP_SUFFIX = ".concordia-stamp"
+
+
+def _imported_files(path: Path, text: bytes) -> set[Path]:
+    """The package's source files that ``path`` imports from (relative imports, as written)."""
+    found = set()
+    for dots, module, names in _PACKAGE_IMPORT.findall(text):
+        base = path.parent
+        for _ in range(len(dots) - 1):
+            base = base.parent
+        target = base.joinpath(*module.decode().split(".")) if module else base
+        candidates = [target.with_suffix(".py"), target / "__init__.py"]
+        if target.is_dir():  # "from . import encoding": the names may be modules
+            candidates += [target / f"{n.strip(' ()')}.py" for n in names.decode().split(",")]
+        found.update(c for c in candidates if c.is_file())
+    return found
+
+
+@cache
+def kernel_sources() -> tuple[Path, ...]:
+    """Every source file the package's compiled code is built from (see the module docstring),
+    sorted by its path inside the package."""
+    files: set[Path] = set((PACKAGE_DIR / "rules").glob("*.py"))
+    for path in PACKAGE_DIR.rglob("*.py"):
+        text = path.read_bytes()
+        if _DEFINES_KERNELS.search(text):
+            files.add(path)
+            files.update(_imported_files(path, text))
+    return tuple(sorted(files, key=lambda p: p.relative_to(PACKAGE_DIR).as_posix()))
+
+
+@cache
+def sources_stamp() -> int:
+    """CRC-32 over the paths and contents of :func:`kernel_sources`."""
+    stamp = 0
+    for path in kernel_sources():
+        stamp = zlib.crc32(path.relative_to(PACKAGE_DIR).as_posix().encode(), stamp)
+        stamp = zlib.crc32(path.read_bytes(), stamp)
+    return stamp
+
+
+def cached_code_folder(source: Path, cache: Path) -> Path:
+    """The folder of ``cache`` where numba keeps the compiled code of the kernels of ``source``."""
+    from numba.core.caching import UserProvidedCacheLocator
+
+    return cache / UserProvidedCacheLocator.get_suitable_cache_subpath(str(source))
+
+
+def stamp_marker(source: Path, cache: Path) -> Path:
+    """The marker file holding the stamp the cached code of ``source``'s kernels was built for."""
+    return cached_code_folder(source, cache) / (source.stem + STAMP_SUFFIX)
+
+
+_CHECKED: set[Path] = set()
+
+
+def ensure_fresh(source: Path, cache: Path | None) -> None:
+    """Delete the cached code of ``source``'s kernels when it was built for other sources than
+    today's (:func:`sources_stamp`), then record today's stamp; once per file and process, before
+    numba loads anything of it. Deleting comes first, so an interrupted refresh is redone."""
+    if cache is None or source in _CHECKED:
+        return
+    _CHECKED.add(source)
+    marker, stamp = stamp_marker(source, cache), str(sources_stamp())
+    try:
+        if marker.read_text().strip() == stamp:
+            return
+    except OSError:
+        pass
+    folder = marker.parent
+    for old in (*folder.glob(f"{source.stem}.*.nbi"), *folder.glob(f"{source.stem}.*.nbc")):
+        with contextlib.suppress(OSError):
+            old.unlink()
+    try:
+        from .files import write_text_atomic
+
+        folder.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(marker, stamp + "\n")
+    except OSError:  # a cache directory that became read-only: the next process checks again
+        pass
+
+
 # ------------------------------------------------------------------ defining kernels
 @dataclass(frozen=True)
 class Kernel:
@@ -216,7 +318,9 @@ def kernel(signature: str | None = None, *, group: str | None = None, inline: st
     def wrap(fn: F) -> F:
         module = fn.__module__.rsplit(".", 1)[-1]
         full = signature if exact else None
-        dispatcher = _njit(fn, inline, full, cache_decision().path)
+        cache = cache_decision().path
+        ensure_fresh(Path(fn.__code__.co_filename), cache)
+        dispatcher = _njit(fn, inline, full, cache)
         # inlined kernels never compile on their own; exact ones are compiled already; with
         # NUMBA_DISABLE_JIT there is nothing to compile
         if inline != "always" and not exact and hasattr(dispatcher, "compile"):

@@ -52,7 +52,6 @@ import numpy as np
 
 from . import encoding
 from . import engine as E
-from .agents import heuristic
 from .agents.heuristic import position_value, step_values
 from .encoding import OBSERVATION_SIZE, encode, map_id
 from .jit import kernel
@@ -388,14 +387,7 @@ def candidate_observations(states, count, T, map_index, observer, deck_pos, buf,
             out[k, i] = 0.0
 
 
-@kernel()
-def _compiled_kernel_stamp():
-    return KERNEL_STAMP
 
-
-# the heuristic's stamp covers the engine and its own source; the encoding's source is added
-KERNEL_STAMP = E.source_stamp(__file__, E.source_stamp(encoding.__file__, heuristic.KERNEL_STAMP))
-E.refresh_stale_kernels(_compiled_kernel_stamp, KERNEL_STAMP, turn_candidates, candidate_observations)
 
 
 #: the weights of no completion network: the heuristic completes and values the turns

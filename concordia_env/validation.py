@@ -32,7 +32,6 @@ from .data import MAP_NAMES
 from .game import Game, get_game
 from .invariants import *  # noqa: F403  (the violation codes C_* and the bounds MAX_*, re-exported)
 from .invariants import MAX_COINS, MAX_TURN, MAXERR, describe_rows, find_violations
-from .jit import kernel
 from .shorten import SHORT_DIGITS, cut_numbers, short_number  # noqa: F401  (public here too)
 
 if TYPE_CHECKING:
@@ -55,13 +54,7 @@ _LIMIT_OF_INVARIANTS = {"turn": MAX_TURN, "coins": MAX_COINS}
 # This module compiles no check of its own (they are in concordia_env.invariants, whose
 # modules stamp themselves with the engine's and their own sources); its stamp kernel stays
 # for the callers and tests that read it.
-@kernel()
-def _compiled_kernel_stamp():
-    return KERNEL_STAMP
 
-
-KERNEL_STAMP = E.KERNEL_STAMP
-E.refresh_stale_kernels(_compiled_kernel_stamp, KERNEL_STAMP)
 
 
 # ------------------------------------------------------------------ API

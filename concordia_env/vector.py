@@ -40,7 +40,6 @@ from typing import Any
 
 import numpy as np
 
-from . import encoding
 from . import engine as E
 from .encoding import OBSERVATION_SIZE, encode, map_id
 from .env import DEFAULT_MAX_TURNS, check_max_turns
@@ -68,13 +67,7 @@ def _step_batch(S, T, M, actions, map_id, max_turns, obs, current, ended):
             encode(S[i], T, map_id, current[i], obs[i])
 
 
-@kernel()
-def _compiled_kernel_stamp():
-    return KERNEL_STAMP
 
-
-KERNEL_STAMP = encoding.KERNEL_STAMP  # covers the engine's source too
-E.refresh_stale_kernels(_compiled_kernel_stamp, KERNEL_STAMP, _step_batch)
 
 
 class ConcordiaVecEnv:

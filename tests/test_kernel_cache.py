@@ -1,50 +1,61 @@
-"""Compiled kernels recompile when the rules (or encoder) sources change.
+"""Compiled kernels recompile when any source they are built from changes.
 
 numba's on-disk cache only watches a function's own file, while a cached kernel
-carries compiled copies of the kernels it calls; each such module compiles in a
-stamp of the sources it depends on and recompiles itself when that is stale."""
+carries compiled copies of the kernels it calls and the constants it reads;
+``jit.ensure_fresh`` ties every file's cached code to one stamp of all those
+sources, found from the decorators and the imports (no list kept by hand)."""
 
 import zlib
 from pathlib import Path
 
-from concordia_env import encoding, engine, jit, validation, vector
-from concordia_env.rules import kernel as rules_kernel
+from concordia_env import jit
+from concordia_env.jit import PACKAGE_DIR
 
 
-class FakeKernel:
-    def __init__(self, stamp=None):
-        self.stamp, self.recompiled = stamp, 0
-
-    def __call__(self):
-        return self.stamp
-
-    def recompile(self):
-        self.recompiled += 1
+def _name(path: Path) -> str:
+    return path.relative_to(PACKAGE_DIR).as_posix()
 
 
-def test_every_dependent_module_runs_kernels_built_from_the_current_sources():
-    # the rules' stamp covers every module of concordia_env/rules, in name order
-    eng = 0
-    for path in sorted((Path(engine.__file__).parent / "rules").glob("*.py"), key=lambda p: p.name):
-        eng = zlib.crc32(path.read_bytes(), eng)
-    assert engine.KERNEL_STAMP == eng
+def test_the_stamp_covers_every_kernel_module_the_rules_and_what_they_import():
+    import concordia_env.agents.mcts  # noqa: F401  (defines kernels in its own files)
+    import concordia_env.turns  # noqa: F401
+    import concordia_env.validation  # noqa: F401
+
+    covered = {_name(p) for p in jit.kernel_sources()}
+    defining = {k.dispatcher.py_func.__code__.co_filename for k in jit.REGISTRY}
+    assert {_name(Path(f)) for f in defining} <= covered  # every registered kernel's file
+    assert {_name(p) for p in (PACKAGE_DIR / "rules").glob("*.py")} <= covered  # layout.py: no kernels
+    assert {"rewards.py", "agents/heuristic.py", "turns.py", "invariants/tables.py"} <= covered  # imported
+    assert not {"cli.py", "arena/tournament.py", "server/app.py"} & covered
+    stamp = 0
+    for path in sorted(jit.kernel_sources(), key=_name):
+        stamp = zlib.crc32(path.read_bytes(), zlib.crc32(_name(path).encode(), stamp))
+    assert jit.sources_stamp() == stamp
     cache = jit.cache_decision().path
-    if cache is not None:  # the rules' cached code was built for these sources
-        assert rules_kernel.stamp_marker(cache).read_text().strip() == str(eng)
-    assert validation.KERNEL_STAMP == eng
-    assert encoding.KERNEL_STAMP == zlib.crc32(Path(encoding.__file__).read_bytes(), eng)
-    assert vector.KERNEL_STAMP == encoding.KERNEL_STAMP
-    for module in (encoding, validation, vector):
-        assert module._compiled_kernel_stamp() == module.KERNEL_STAMP, module.__name__
+    if cache is not None:  # this process checked every file whose kernels it defined
+        for f in defining:
+            assert jit.stamp_marker(Path(f), cache).read_text().strip() == str(stamp), f
 
 
-def test_a_stale_stamp_recompiles_every_kernel_and_a_fresh_one_none():
-    stale, kernels = FakeKernel(stamp=1), [FakeKernel(), FakeKernel()]
-    engine.refresh_stale_kernels(stale, 2, *kernels)
-    assert stale.recompiled == 1 and all(k.recompiled == 1 for k in kernels)
-    fresh, kernels = FakeKernel(stamp=2), [FakeKernel()]
-    engine.refresh_stale_kernels(fresh, 2, *kernels)
-    assert fresh.recompiled == 0 and kernels[0].recompiled == 0
+def test_stale_cached_code_is_deleted_before_use_and_fresh_code_kept(tmp_path, monkeypatch):
+    source = PACKAGE_DIR / "agents" / "heuristic.py"
+    folder = jit.cached_code_folder(source, tmp_path)
+    folder.mkdir(parents=True)
+    code = [folder / "heuristic.choose-214.py311.nbi", folder / "heuristic.choose-214.py311.1.nbc"]
+    other = folder / "mcts.evaluate-123.py311.nbi"  # same folder, another source file
+    for f in (*code, other):
+        f.write_bytes(b"compiled")
+    jit.stamp_marker(source, tmp_path).write_text("12345\n")  # built for other sources
+    monkeypatch.setattr(jit, "_CHECKED", set())
+    jit.ensure_fresh(source, tmp_path)
+    assert not any(f.exists() for f in code) and other.exists()
+    assert jit.stamp_marker(source, tmp_path).read_text().strip() == str(jit.sources_stamp())
+    for f in code:
+        f.write_bytes(b"compiled again")
+    monkeypatch.setattr(jit, "_CHECKED", set())
+    jit.ensure_fresh(source, tmp_path)  # fresh now: kept
+    assert all(f.exists() for f in code)
+    jit.ensure_fresh(source, None)  # no disk cache: nothing to do
 
 
 # ------------------------------------------------------------------ where compiled code is cached
@@ -229,8 +240,8 @@ for k in jit.REGISTRY:
 
 def test_a_change_to_one_rules_module_reaches_the_cached_entry_points(tmp_path):
     """numba would load ``random_playout`` (in rules/kernel.py, unchanged) from its cache with
-    the old copy of ``end_turn`` (in rules/turn.py, changed) compiled in; the rules' stamp
-    covers every rules module, so the entry points recompile instead."""
+    the old copy of ``end_turn`` (in rules/turn.py, changed) compiled in; the stamp covers
+    every kernel source, so the entry points recompile instead."""
     import shutil
 
     pkg = tmp_path / "pkg"

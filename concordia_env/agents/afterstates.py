@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from concordia_env import encoding
 from concordia_env import engine as E
 from concordia_env.encoding import OBSERVATION_SIZE, encode, map_id
 from concordia_env.jit import kernel
@@ -43,13 +42,7 @@ def afterstate_observations(s, T, mask, map_index, observer, buf, buf_mask, out)
     return k
 
 
-@kernel()
-def _compiled_kernel_stamp():
-    return KERNEL_STAMP
 
-
-KERNEL_STAMP = E.source_stamp(__file__, encoding.KERNEL_STAMP)
-E.refresh_stale_kernels(_compiled_kernel_stamp, KERNEL_STAMP, afterstate_observations)
 
 
 class AfterstateEncoder:

@@ -227,14 +227,7 @@ def choose(s, T, mask, noise):
     return _argmax_noisy(vals, noise)
 
 
-@kernel()
-def _compiled_kernel_stamp():
-    return KERNEL_STAMP
 
-
-KERNEL_STAMP = E.source_stamp(__file__, E.KERNEL_STAMP)
-E.refresh_stale_kernels(_compiled_kernel_stamp, KERNEL_STAMP, _build_needs, position_value, _turn_goes_on, step_values,
-                        _argmax_noisy, finish_turn, turn_values, choose)
 
 
 class HeuristicAgent(Agent):

@@ -78,7 +78,6 @@ from concordia_env.rules.scoring import winner
 from concordia_env.state import GameState
 
 from . import heuristic as H
-from . import tree as search_tree
 from .base import Agent, check_mask
 from .tree import NO_CHOICE, TREE_TYPE, Node, SearchTree, backup, descend, new_node, no_choice_error, resample
 
@@ -268,15 +267,7 @@ def _iterate_random(tree, path, root_s, root_mask, T, s, mask, result, starts, s
     return count
 
 
-@kernel()
-def _compiled_kernel_stamp():
-    return KERNEL_STAMP
 
-
-# the rules, the heuristic, the tree and this module: the kernels here compile them all in
-KERNEL_STAMP = E.source_stamp(__file__, E.source_stamp(search_tree.__file__, H.KERNEL_STAMP))
-E.refresh_stale_kernels(_compiled_kernel_stamp, KERNEL_STAMP, _winner, is_over, end_is_fixed, _stretch, evaluate,
-                        leaf_value, random_result, priors, _walk, _iterate_heuristic, _iterate_random)
 
 
 def deck_blocks(state: GameState) -> list[tuple[int, int]]:

@@ -146,14 +146,7 @@ def deck_samples(s, starts, stops, rng, out):
         resample(out[k], s[O_DECK_POS], starts, stops, rng)
 
 
-@kernel()
-def _compiled_kernel_stamp():
-    return KERNEL_STAMP
 
-
-KERNEL_STAMP = E.source_stamp(__file__, E.KERNEL_STAMP)
-E.refresh_stale_kernels(_compiled_kernel_stamp, KERNEL_STAMP, new_node, select, descend, backup, resample,
-                        deck_samples)
 
 
 def no_choice_error(agent: str) -> RuntimeError:

@@ -13,14 +13,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import encoding
 from .. import engine as E
 from ..encoding import encode
 from ..jit import kernel
 from ..rewards import VP_SCALE
 from ..rules.kernel import nth_legal
 from ..rules.scoring import final_place, score_total
-from . import newgame
 from .newgame import setup_state, splitmix_below
 
 #: reward modes as the kernels number them (the order of :data:`concordia_env.rewards.REWARD_MODES`)
@@ -130,13 +128,4 @@ def action_is_legal(mask, action):
     return 0 <= action < E.NUM_ACTIONS and mask[action] != 0
 
 
-@kernel()
-def _compiled_kernel_stamp():
-    return KERNEL_STAMP
 
-
-#: the engine's, the encoder's and this package's kernel sources: cached CPU code of these
-#: kernels (which carries compiled copies of what they call) is dropped when any of them changes
-KERNEL_STAMP = E.source_stamp(__file__, E.source_stamp(newgame.__file__, encoding.KERNEL_STAMP))
-E.refresh_stale_kernels(_compiled_kernel_stamp, KERNEL_STAMP, start_game, seat_rewards_into, step_game,
-                        playout_game, random_legal_action, action_is_legal, setup_state)

@@ -54,7 +54,6 @@ import numpy as np
 from gymnasium import spaces
 from stable_baselines3.common.vec_env import VecEnv
 
-from concordia_env import encoding
 from concordia_env import engine as E
 from concordia_env.encoding import OBSERVATION_SIZE, encode
 from concordia_env.env import check_max_turns
@@ -126,14 +125,7 @@ def _advance(S, T, M, rows, actions, seats, map_id, max_turns, seed, shaping, ob
             lead[i] = _lead(s, T, seat, vp)
 
 
-@kernel()
-def _compiled_kernel_stamp():
-    return KERNEL_STAMP
 
-
-#: engine + encoder + this module: cached code of ``_advance`` is dropped when any changes
-KERNEL_STAMP = E.source_stamp(__file__, encoding.KERNEL_STAMP)
-E.refresh_stale_kernels(_compiled_kernel_stamp, KERNEL_STAMP, _advance)
 
 
 def _check_int(name: str, value: Any, low: int) -> int:

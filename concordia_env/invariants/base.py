@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import engine as E
@@ -139,26 +138,3 @@ def popcount(x):
     for i in range(32):
         n += (x >> i) & 1
     return n
-
-
-# ------------------------------------------------------------- staleness of compiled kernels
-def _package_stamp() -> int:
-    """The engine's stamp combined with every source of this package: a cached kernel carries
-    compiled copies of the kernels it calls, here and in the engine (see ``engine.KERNEL_STAMP``)."""
-    stamp = E.KERNEL_STAMP
-    for path in sorted(Path(__file__).parent.glob("*.py")):
-        stamp = E.source_stamp(str(path), stamp)
-    return stamp
-
-
-#: compiled into a kernel of every module of the package, which recompiles the module's
-#: kernels when it no longer matches (``engine.refresh_stale_kernels``)
-KERNEL_STAMP = _package_stamp()
-
-
-@kernel(group=GROUP)
-def _compiled_kernel_stamp():
-    return KERNEL_STAMP
-
-
-E.refresh_stale_kernels(_compiled_kernel_stamp, KERNEL_STAMP, emit, popcount)

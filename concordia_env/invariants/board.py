@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from .. import engine as E
 from ..jit import kernel
-from .base import GROUP, KERNEL_STAMP, Row, declare, emit
+from .base import GROUP, Row, declare, emit
 from .tables import NLETTERS, X_LETTER, X_LETTER_USED, X_TOKENS
 
 # ------------------------------------------------------------------ cities and houses
@@ -149,10 +149,4 @@ def check_markers(s, T, out, k, city_ok):
     return k
 
 
-@kernel(group=GROUP)
-def _compiled_kernel_stamp():
-    return KERNEL_STAMP
 
-
-E.refresh_stale_kernels(_compiled_kernel_stamp, KERNEL_STAMP, _city_good_code, _houses_row, check_cities,
-                        count_own, check_tokens, _best_good, check_markers)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from .. import engine as E
 from ..jit import kernel
-from .base import GROUP, KERNEL_STAMP, declare, emit
+from .base import GROUP, declare, emit
 from .tables import X_SEN, X_START, X_TRIB
 
 # ------------------------------------------------------------------ hands and discard piles (per player)
@@ -125,10 +125,4 @@ def check_conservation(s, T, X, out, k, held, seen, want):
     return k
 
 
-@kernel(group=GROUP)
-def _compiled_kernel_stamp():
-    return KERNEL_STAMP
 
-
-E.refresh_stale_kernels(_compiled_kernel_stamp, KERNEL_STAMP, _check_card_counts, _check_one_of, _check_top,
-                        check_player_cards, check_conservation)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from .. import engine as E
 from ..jit import kernel
-from .base import GROUP, KERNEL_STAMP, declare, emit
+from .base import GROUP, declare, emit
 from .tables import X_NLAND, X_NSEA
 
 # ------------------------------------------------------------------ colonists (per player)
@@ -106,9 +106,4 @@ def check_routes(s, X, out, k, occ_count, occ_mask):
     return k
 
 
-@kernel(group=GROUP)
-def _compiled_kernel_stamp():
-    return KERNEL_STAMP
 
-
-E.refresh_stale_kernels(_compiled_kernel_stamp, KERNEL_STAMP, _route_fits, check_colonists, clear_routes, check_routes)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from .. import engine as E
 from ..jit import kernel
-from .base import GROUP, KERNEL_STAMP, declare, emit
+from .base import GROUP, declare, emit
 from .deck import buying
 
 C_CONC_HOUSES = declare(50, "Concordia after the last house", "field 'concordia': player {a} has built all houses "
@@ -55,9 +55,4 @@ def check_concordia(s, out, k, deck_ok, shown, no_houses):
     return k
 
 
-@kernel(group=GROUP)
-def _compiled_kernel_stamp():
-    return KERNEL_STAMP
 
-
-E.refresh_stale_kernels(_compiled_kernel_stamp, KERNEL_STAMP, _check_unclaimed, check_concordia)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from .. import engine as E
 from ..jit import kernel
-from .base import GROUP, KERNEL_STAMP, Row, declare, emit, popcount
+from .base import GROUP, Row, declare, emit, popcount
 from .tables import X_DIPLOMAT
 
 # ------------------------------------------------------------------ the action under way and its card
@@ -217,11 +217,4 @@ def check_keep(s, T, out, k):
     return k
 
 
-@kernel(group=GROUP)
-def _compiled_kernel_stamp():
-    return KERNEL_STAMP
 
-
-E.refresh_stale_kernels(_compiled_kernel_stamp, KERNEL_STAMP, _kind_fits, _copied, _check_card_played,
-                        _check_mercator, _check_architectus, _check_purchase, check_action, _check_stored_before,
-                        check_keep)

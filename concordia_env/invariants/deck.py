@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from .. import engine as E
 from ..jit import kernel
-from .base import GROUP, KERNEL_STAMP, declare, emit
+from .base import GROUP, declare, emit
 from .tables import X_CARD_DECK, X_DECK_LEN, X_DECK_OK
 
 # ------------------------------------------------------------------ the deck
@@ -146,10 +146,4 @@ def check_display_full(s, out, k, deck_ok, shown):
     return k
 
 
-@kernel(group=GROUP)
-def _compiled_kernel_stamp():
-    return KERNEL_STAMP
 
-
-E.refresh_stale_kernels(_compiled_kernel_stamp, KERNEL_STAMP, _check_deck_size, _in_order, check_deck, buying, check_display,
-                        check_display_full)

@@ -7,7 +7,7 @@ import numpy as np
 from .. import engine as E
 from ..game import Game
 from ..jit import kernel
-from .base import GROUP, KERNEL_STAMP, MAXERR
+from .base import GROUP, MAXERR
 from .board import check_cities, check_markers, check_tokens, count_own
 from .cards import check_conservation, check_player_cards
 from .colonists import check_colonists, check_routes, clear_routes
@@ -140,9 +140,4 @@ def find_violations(game: Game, s: np.ndarray) -> tuple[np.ndarray, int]:
     return (out[:min(k, MAXERR)] if k else _NO_ROWS), k
 
 
-@kernel(group=GROUP)
-def _compiled_kernel_stamp():
-    return KERNEL_STAMP
 
-
-E.refresh_stale_kernels(_compiled_kernel_stamp, KERNEL_STAMP, _check_seats, _check_cards, check)

@@ -17,7 +17,6 @@ from .base import (
     F_INTER_SCORE,
     F_TOP,
     GROUP,
-    KERNEL_STAMP,
     MAX_BONUS_GOODS,
     MAX_COINS,
     MAX_SCORE,
@@ -200,10 +199,4 @@ def check_scores_reset(s, out, k):
     return k
 
 
-@kernel(group=GROUP)
-def _compiled_kernel_stamp():
-    return KERNEL_STAMP
 
-
-E.refresh_stale_kernels(_compiled_kernel_stamp, KERNEL_STAMP, check_absent_seat, _incoming_row, check_goods, check_storehouse, check_houses_left, check_intermediate,
-                        check_scores_reset)

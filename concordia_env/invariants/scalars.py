@@ -24,7 +24,6 @@ from .base import (
     F_START,
     F_TURN,
     GROUP,
-    KERNEL_STAMP,
     MAX_TURN,
     Row,
     declare,
@@ -125,9 +124,4 @@ def check_current(s, out, k):
     return k
 
 
-@kernel(group=GROUP)
-def _compiled_kernel_stamp():
-    return KERNEL_STAMP
 
-
-E.refresh_stale_kernels(_compiled_kernel_stamp, KERNEL_STAMP, _range, check_header, check_scalars, check_current)

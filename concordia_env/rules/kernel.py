@@ -9,14 +9,9 @@
 
 from __future__ import annotations
 
-import os
-import zlib
-from pathlib import Path
-
 import numpy as np
 
-from ..files import write_text_atomic
-from ..jit import REGISTRY, cache_decision, kernel
+from ..jit import kernel
 from . import (
     architectus,
     colonus,
@@ -184,74 +179,3 @@ def random_playout(s, T, mask, seed, max_steps):
         m = step(s, T, mask, nth_legal(mask, np.random.randint(0, m)))
         count += 1
     return count
-
-
-# ------------------------------------------------------------------ compiled-code freshness
-RULES_DIR = os.path.dirname(os.path.abspath(__file__))
-
-
-def source_stamp(path: str, base: int = 0) -> int:
-    """CRC-32 of a source file, combined with ``base`` (the stamp of what that file builds on)."""
-    with open(path, "rb") as f:
-        return zlib.crc32(f.read(), base)
-
-
-def _rules_stamp() -> int:
-    stamp = 0
-    for name in sorted(os.listdir(RULES_DIR)):
-        if name.endswith(".py"):
-            stamp = source_stamp(os.path.join(RULES_DIR, name), stamp)
-    return stamp
-
-
-# numba's on-disk cache is keyed on a function's own source file only, but a cached kernel
-# carries compiled copies of every kernel it calls and every offset it reads. So the rules'
-# cached code is dropped whenever this stamp of all the rules' sources changes
-# (:func:`refresh_rules_cache`): a change to one rules module never leaves another running old
-# code. Kernels in other modules (encoding, validation, agents) build their own stamps on this one.
-KERNEL_STAMP = _rules_stamp()
-
-
-def refresh_stale_kernels(compiled_stamp, expected: int, *kernels) -> None:
-    """Recompile ``kernels`` (and ``compiled_stamp``), dropping their cached code, if
-    ``compiled_stamp()``, a kernel of their module returning its stamp as compiled, no longer
-    returns ``expected``."""
-    if compiled_stamp() != expected:
-        for k in (compiled_stamp, *kernels):
-            k.recompile()
-
-
-def _index_exists(dispatcher) -> bool:
-    """Whether numba holds an on-disk index for ``dispatcher`` (True when that cannot be told)."""
-    index = getattr(getattr(dispatcher._cache, "_cache_file", None), "_index_path", None)
-    return index is None or os.path.exists(index)
-
-
-def stamp_marker(cache: Path) -> Path:
-    """The file in cache directory ``cache`` holding the stamp the rules' cached code was built for."""
-    return cache / f"rules-{zlib.crc32(RULES_DIR.encode()):08x}.stamp"
-
-
-def refresh_rules_cache() -> None:
-    """Drop the cached code of every rules kernel when the rules' sources changed since it was
-    cached. The stamp they were cached for is kept in a small file of the cache directory (one
-    per source tree); reading it compiles nothing, so importing the engine stays free."""
-    cache = cache_decision().path
-    if cache is None:
-        return
-    marker = stamp_marker(cache)
-    try:
-        if marker.read_text().strip() == str(KERNEL_STAMP):
-            return
-    except OSError:
-        pass
-    for k in REGISTRY:
-        if k.dispatcher.py_func.__module__.startswith(__package__) and _index_exists(k.dispatcher):
-            k.dispatcher._cache.flush()
-    try:
-        write_text_atomic(marker, f"{KERNEL_STAMP}\n")
-    except OSError:  # a cache directory that became read-only: the next process checks again
-        pass
-
-
-refresh_rules_cache()

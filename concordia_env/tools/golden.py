@@ -61,8 +61,8 @@ from ..agents.base import Agent, make_agent
 from ..arena.records import agent_seed
 from ..data import MAP_NAMES, load_map
 from ..encoding import OBSERVATION_FIELDS, OBSERVATION_LAYOUT, observation
-from ..rules.layout import STATE_FIELDS, field_view
 from ..files import write_bytes_atomic
+from ..rules.layout import STATE_FIELDS, field_view
 from ..state import GameState, new_game
 
 GOLDEN_FORMAT = "concordia-env/golden"
