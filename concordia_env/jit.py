@@ -181,7 +181,7 @@ STAMP_SUFFIX = ".concordia-stamp"
 
 def _imported_files(path: Path, text: bytes) -> set[Path]:
     """The package's source files that ``path`` imports from (relative imports, as written)."""
-    found = set()
+    found: set[Path] = set()
     for dots, module, names in _PACKAGE_IMPORT.findall(text):
         base = path.parent
         for _ in range(len(dots) - 1):
