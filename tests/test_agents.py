@@ -246,6 +246,25 @@ def test_make_agent_builds_the_named_agents():
     assert make_agent("mcts").end_stake > 0 and make_agent("mcts").max_turns == 2000
 
 
+def test_the_registry_imports_an_agent_only_when_it_is_made(monkeypatch):
+    import subprocess
+    import sys
+
+    from concordia_env.agents import base
+
+    code = ("import sys; from concordia_env.agents import make_agent; make_agent('random'); "
+            "print(' '.join(sorted(m for m in sys.modules if m.startswith('concordia_env.agents.'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert "concordia_env.agents.random_agent" in out
+    assert not {"concordia_env.agents.mcts", "concordia_env.agents.policy", "concordia_env.agents.turn"} & set(out)
+    assert base.AGENT_NAMES == tuple(base.AGENTS)
+    for name in base.AGENT_NAMES:  # every entry resolves to a constructor
+        assert callable(base.agent_factory(name))
+    monkeypatch.setitem(base.AGENTS, "broken", "no_such_module:Agent")
+    with pytest.raises(ModuleNotFoundError, match="no_such_module"):  # not swallowed
+        make_agent("broken")
+
+
 # ---------------------------------------------------------------- resample_deck
 def _block_of_position(state) -> list[int]:
     """Deck index (0: deck I, ...) of each position of the deck array."""

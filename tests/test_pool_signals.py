@@ -41,8 +41,7 @@ SCRIPT = textwrap.dedent("""\
                 time.sleep(DELAY)
             super().reset(seed)
 
-    registry = base._registry
-    base._registry = lambda: {**registry(), "slow": SlowAgent}
+    base.AGENTS["slow"] = SlowAgent
     module = sys.argv[1]
     if module == "expert_iteration":
         import concordia_env.training.expert_iteration as X

@@ -61,12 +61,7 @@ class IllegalAgent(Agent):
 @pytest.fixture
 def with_first_agent(monkeypatch):
     """Adds the spec 'first' to the agent registry (in-process only: use workers=1)."""
-    original = concordia_env.agents.base._registry
-
-    def registry():
-        return {**original(), "first": FirstAgent}
-
-    monkeypatch.setattr(concordia_env.agents.base, "_registry", registry)
+    monkeypatch.setitem(concordia_env.agents.base.AGENTS, "first", FirstAgent)
 
 
 def randoms(n: int) -> list[Agent]:

@@ -52,8 +52,7 @@ SCRIPT = textwrap.dedent("""\
                 time.sleep(DELAY)
             super().reset(seed)
 
-    registry = base._registry
-    base._registry = lambda: {**registry(), "slow": SlowAgent}
+    base.AGENTS["slow"] = SlowAgent
     from concordia_env.cli import main
     sys.exit(main(sys.argv[1:]))
     """)
@@ -75,8 +74,7 @@ def fresh_agent_pool(monkeypatch):
 
 @pytest.fixture
 def with_slow_agent(monkeypatch):
-    original = concordia_env.agents.base._registry
-    monkeypatch.setattr(concordia_env.agents.base, "_registry", lambda: {**original(), "slow": SlowAgent})
+    monkeypatch.setitem(concordia_env.agents.base.AGENTS, "slow", SlowAgent)
 
 
 @pytest.fixture
@@ -254,9 +252,7 @@ def test_in_process_interrupt_saves_and_resume_equals_an_uninterrupted_run(tmp_p
                 os.kill(os.getpid(), signal.SIGINT)
             super().reset(seed)
 
-    original = concordia_env.agents.base._registry
-    monkeypatch.setattr(concordia_env.agents.base, "_registry",
-                        lambda: {**original(), "slow": Interrupting})
+    monkeypatch.setitem(concordia_env.agents.base.AGENTS, "slow", Interrupting)
     out = tmp_path / "results.json"
     before = signal.signal(signal.SIGINT, signal.default_int_handler)  # even if the tests run with it ignored
     try:
@@ -272,7 +268,7 @@ def test_in_process_interrupt_saves_and_resume_equals_an_uninterrupted_run(tmp_p
     assert "finishing the 1 game in flight" in capfd.readouterr().err
     assert "6 of 10 games (unfinished)" in format_table(partial)
 
-    monkeypatch.setattr(concordia_env.agents.base, "_registry", lambda: {**original(), "slow": SlowAgent})
+    monkeypatch.setitem(concordia_env.agents.base.AGENTS, "slow", SlowAgent)
     monkeypatch.setattr(tournament_module, "_AGENT_POOL", {})  # no more interruptions
     resumed = run_tournament("italia", 2, ["slow", "random"], 10, progress=False, out=out, resume=True)
     reference = run_tournament("italia", 2, ["slow", "random"], 10, progress=False)

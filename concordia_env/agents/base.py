@@ -15,6 +15,7 @@ pickle, so it runs code from the file: play only model files you trust.
 from __future__ import annotations
 
 import abc
+import importlib
 from collections.abc import Callable
 from typing import Any
 
@@ -83,42 +84,34 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
     return name, kwargs
 
 
-def _registry() -> dict[str, Callable[..., Agent]]:
-    # imported here so that `import agents` stays light (the policy agent imports torch, to load a .zip)
-    from .random_agent import RandomAgent
-
-    reg: dict[str, Callable[..., Agent]] = {"random": RandomAgent}
-    try:
-        from .heuristic import HeuristicAgent
-        reg["heuristic"] = HeuristicAgent
-    except ImportError:  # pragma: no cover - during development only
-        pass
-    try:
-        from .mcts import MCTSAgent
-        reg["mcts"] = MCTSAgent
-    except ImportError:  # pragma: no cover
-        pass
-    try:
-        from .az import AZAgent, NetAgent
-        reg["az"] = AZAgent
-        reg["net"] = NetAgent
-    except ImportError:  # pragma: no cover
-        pass
-    try:
-        from .turn import TurnAgent
-        reg["turn"] = TurnAgent
-    except ImportError:  # pragma: no cover
-        pass
-    try:
-        from .policy import PolicyAgent, released_policy
-        reg["policy"] = PolicyAgent
-        reg["ppo"] = released_policy
-    except ImportError:  # pragma: no cover
-        pass
-    return reg
+#: every agent a spec can name: where its constructor lives (``module:attribute`` in this
+#: package), or the constructor itself. A module is imported only when its agent is made, so
+#: ``import agents`` stays light (the policy agent imports torch to read a .zip) and nothing here
+#: imports an agent.
+AGENTS: dict[str, str | Callable[..., Agent]] = {
+    "random": "random_agent:RandomAgent",
+    "heuristic": "heuristic:HeuristicAgent",
+    "mcts": "mcts:MCTSAgent",
+    "policy": "policy:PolicyAgent",
+    "ppo": "policy:released_policy",
+    "az": "az:AZAgent",
+    "net": "az:NetAgent",
+    "turn": "turn:TurnAgent",
+}
+AGENT_NAMES = tuple(AGENTS)
 
 
-AGENT_NAMES = ("random", "heuristic", "mcts", "policy", "ppo", "az", "net", "turn")
+def agent_factory(name: str) -> Callable[..., Agent]:
+    """The constructor of the built-in agent ``name`` (imports its module now);
+    ``ValueError`` naming the known agents for an unknown name."""
+    if name not in AGENTS:
+        raise ValueError(f"unknown agent {name!r}; known: {', '.join(sorted(AGENTS))}")
+    target = AGENTS[name]
+    if callable(target):
+        return target
+    module, attribute = target.split(":")
+    factory: Callable[..., Agent] = getattr(importlib.import_module(f"{__package__}.{module}"), attribute)
+    return factory
 
 
 def make_agent(spec: str, seed: int = 0) -> Agent:
@@ -127,11 +120,10 @@ def make_agent(spec: str, seed: int = 0) -> Agent:
     ``ValueError`` names the known agents for an unknown name, and the bad
     option for options the agent does not take."""
     name, kwargs = parse_spec(spec)
-    reg = _registry()
-    if name not in reg:
-        raise ValueError(f"unknown agent {name!r} in spec {spec!r}; known: {', '.join(sorted(reg))}")
+    if name not in AGENTS:
+        raise ValueError(f"unknown agent {name!r} in spec {spec!r}; known: {', '.join(sorted(AGENTS))}")
     try:
-        agent = reg[name](seed=seed, **kwargs)
+        agent = agent_factory(name)(seed=seed, **kwargs)
     except TypeError as exc:
         raise ValueError(f"agent spec {spec!r}: {exc}") from None
     agent.name = spec.strip()
