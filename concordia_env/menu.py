@@ -16,7 +16,7 @@ itself on a copy of the position (:func:`production`).
 
 Everything here is a pure function of the state: :meth:`Menu.view` gives the lines to print (at most
 :data:`~concordia_env.render.WIDTH` characters each), :meth:`Menu.parse` turns what the player typed
-into a :class:`Choice`. :class:`concordia_env.cli.HumanAgent` prints them and reads the input.
+into a :class:`Choice`. :class:`concordia_env.agents.human.HumanAgent` prints them and reads the input.
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ import numpy as np
 from .. import engine as E
 from ..agents.base import Agent
 from ..arena.records import AgentError, agent_seed, partial_record, save_record
-from ..cli import MAX_SEED, short_text
+from ..cli.common import MAX_SEED, short_text
 from ..encoding import observation
 from ..shorten import cut_numbers, short_number
 from ..state import GameState, new_game
