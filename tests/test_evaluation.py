@@ -1,4 +1,4 @@
-"""The evaluation harness (concordia_env.training.evaluation): paired deals with seat rotation,
+"""The evaluation harness (concordia_env.arena.evaluation): paired deals with seat rotation,
 statistics, worker-count independence, atomic results files and the command line."""
 
 from __future__ import annotations
@@ -9,10 +9,7 @@ import math
 import pytest
 
 from concordia_env.agents import make_agent
-from concordia_env.arena.records import play_game
-from concordia_env.arena.tournament import wilson_interval
-from concordia_env.training import evaluation as ev
-from concordia_env.training.evaluation import (
+from concordia_env.arena.evaluation import (
     agent_statistics,
     comparable,
     main,
@@ -22,6 +19,9 @@ from concordia_env.training.evaluation import (
     schedule,
     t_quantile_975,
 )
+from concordia_env.arena.records import play_game
+from concordia_env.arena.tournament import wilson_interval
+from concordia_env.arena import evaluation as ev
 
 LINEUP = ["heuristic", "random"]
 

@@ -93,7 +93,7 @@ def command(module: str, tmp_path: Path) -> list[str]:
                 "--no-progress"]
     if module == "strength":
         return ["--config", str(strength_config(tmp_path)), "--out", out, "--workers", "2", "--deals-chunk", "1",
-                "--no-docs", "--no-progress"]
+                "--no-progress"]
     assert module == "expert_iteration"
     return ["--map", "italia", "--players", "2", "--games", "6", "--simulations", "4", "--workers", "2",
             "--hidden", "16", "--batch", "64", "--gate-deals", "1", "--eval-deals", "1", "--gate-simulations", "4",
@@ -157,8 +157,8 @@ def test_a_second_ctrl_c_ends_the_workers_and_exits_130(tmp_path, module):
 #: per command: the signal sent once, and what its last line of stderr says
 FIRST_STOP = {
     "value_data": (signal.SIGTERM, "resume with: python -m concordia_env.training.value_data --map italia"),
-    "evaluation": (signal.SIGINT, "run it again with: python -m concordia_env.training.evaluation --map italia"),
-    "strength": (signal.SIGTERM, "go on with: python -m concordia_env.training.strength --config"),
+    "evaluation": (signal.SIGINT, "run it again with: python -m concordia_env.arena.evaluation --map italia"),
+    "strength": (signal.SIGTERM, "go on with: python -m concordia_env.arena.strength --config"),
     "expert_iteration": (signal.SIGINT, "--resume"),
     "concordia": (signal.SIGTERM, "resume with: concordia tournament"),
 }

@@ -1,4 +1,4 @@
-"""The strength table (concordia_env.training.strength): config checks, resumable chunks, merging equal to
+"""The strength table (concordia_env.arena.strength): config checks, resumable chunks, merging equal to
 one evaluation run, summary and ratings, the rendered table, the command line, and the committed table."""
 
 from __future__ import annotations
@@ -11,10 +11,12 @@ from typing import Any
 
 import pytest
 
+from concordia_env.arena import strength as st
 from concordia_env.arena import tournament
+from concordia_env.arena.evaluation import comparable, run_evaluation
+from concordia_env.arena.strength import chunks as st_chunks
+from concordia_env.arena.strength import cli as st_cli
 from concordia_env.arena.tournament import wilson_interval
-from concordia_env.training import strength as st
-from concordia_env.training.evaluation import comparable, run_evaluation
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMITTED = ROOT / "agents" / "results" / "strength"
@@ -47,7 +49,7 @@ def no_games(monkeypatch) -> None:
     def refuse(task):
         raise AssertionError(f"a game was played: {task}")
 
-    monkeypatch.setattr(st, "_play", refuse)
+    monkeypatch.setattr(st_chunks, "_play", refuse)
 
 
 @pytest.fixture(scope="module")
@@ -214,7 +216,7 @@ def test_a_damaged_chunk_is_reported_and_played_again(config, played, tmp_path, 
 
 def test_ctrl_c_keeps_the_finished_chunks(config, tmp_path, monkeypatch):
     calls = []
-    play = st._play
+    play = st_chunks._play
 
     def interrupt_on_the_fifth_game(task):
         calls.append(task)
@@ -222,12 +224,12 @@ def test_ctrl_c_keeps_the_finished_chunks(config, tmp_path, monkeypatch):
             raise KeyboardInterrupt
         return play(task)
 
-    monkeypatch.setattr(st, "_play", interrupt_on_the_fifth_game)
+    monkeypatch.setattr(st_chunks, "_play", interrupt_on_the_fifth_game)
     with pytest.raises(KeyboardInterrupt):
         st.run_lines(config, tmp_path, lines=LINE_IDS[0], deals_chunk=1, progress=False)
     folder = tmp_path / "lines" / LINE_IDS[0]
     assert sorted(p.name for p in folder.iterdir()) == ["deals_000-000.json", "deals_001-001.json"]
-    monkeypatch.setattr(st, "_play", play)
+    monkeypatch.setattr(st_chunks, "_play", play)
     report = st.run_lines(config, tmp_path, lines=LINE_IDS[0], deals_chunk=1, progress=False)
     assert report == {"chunks_written": 1, "games_played": 2, "deals_kept": 2}
 
@@ -371,7 +373,7 @@ def test_command_line_ctrl_c_exits_130(tmp_path, capsys, monkeypatch):
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(st, "run_lines", interrupted)
+    monkeypatch.setattr(st_cli, "run_lines", interrupted)
     assert st.main(["--config", str(_write_config(tmp_path)), "--out", str(tmp_path / "out"), "--no-docs"]) == 130
     assert "interrupted; the chunks already written are kept" in capsys.readouterr().err
 
@@ -385,9 +387,16 @@ def test_command_line_warns_in_one_line_about_a_damaged_chunk(played, tmp_path, 
     assert (folder / "deals_000-001.json").exists()  # --table-only changes no chunk
 
 
-def test_default_docs_page_only_for_the_committed_folder(tmp_path):
-    assert st.default_docs(COMMITTED) == ROOT / "docs" / "agents.md"
-    assert st.default_docs(tmp_path) is None
+def test_no_page_is_written_unless_named(tmp_path, monkeypatch):
+    """Output paths are arguments: without --docs only OUT is written, even for the committed folder's
+    config (the old --no-docs is still accepted and changes nothing)."""
+    no_games(monkeypatch)
+    out = tmp_path / "out"
+    docs = (ROOT / "docs" / "agents.md").read_bytes()
+    for extra in ([], ["--no-docs"]):
+        assert st.main(["--config", str(COMMITTED / "config.json"), "--out", str(out), "--table-only", *extra]) == 0
+        assert sorted(p.name for p in out.iterdir()) == ["summary.json", "table.md"]
+    assert (ROOT / "docs" / "agents.md").read_bytes() == docs
 
 
 # ------------------------------------------------------------------ the committed table

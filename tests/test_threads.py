@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from concordia_env.threads import blas_threads, one_blas_thread
-from concordia_env.training import evaluation, strength
+from concordia_env.arena import evaluation, strength
+from concordia_env.arena.strength import chunks as strength_chunks
 
 
 @pytest.fixture
@@ -51,7 +52,7 @@ def test_evaluation_in_process_plays_with_one_thread(two_threads: None, monkeypa
 def test_strength_single_worker_plays_with_one_thread(two_threads: None, monkeypatch: pytest.MonkeyPatch,
                                                       tmp_path: Any) -> None:
     seen: list[int | None] = []
-    monkeypatch.setattr(strength, "_play", _recording(strength._play, seen))
+    monkeypatch.setattr(strength_chunks, "_play", _recording(strength_chunks._play, seen))
     config = strength.parse_config({
         "format": strength.CONFIG_FORMAT, "version": strength.FORMAT_VERSION,
         "agents": [{"name": "heuristic", "spec": "heuristic"}, {"name": "random", "spec": "random"}],

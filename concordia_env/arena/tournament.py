@@ -53,23 +53,19 @@ from collections.abc import Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from pathlib import Path
-from statistics import NormalDist
 from typing import Any
 
 from openskill.models import PlackettLuce
-from tqdm import tqdm
 
 from concordia_env.env import DEFAULT_MAX_TURNS, check_max_turns
 from concordia_env.game import check_setup_args
 
 from ..agents.base import Agent, make_agent
 from ..files import write_json_atomic
-from ..threads import one_blas_thread
-from .pools import Interrupted, PoolWork, pool_closed, process_pool, stop_signals
+from .pools import Interrupted, process_pool
 from .records import load_record, play_game, read_json_file, save_record, short_repr, verify_record
-
-#: two-sided 95% normal quantile (1.95996...), for the Wilson interval
-Z95 = NormalDist().inv_cdf(0.975)
+from .runner import Runner
+from .stats import Z95, wilson_interval  # noqa: F401  (Z95: public here too)
 
 #: games between two saves of the partial results (``concordia tournament --save-every``)
 DEFAULT_SAVE_EVERY = 10
@@ -89,22 +85,6 @@ _RECORD_RE = re.compile(r"game_\d{5,}\.json")
 # game, reused across games (each game resets them), so slow-to-build agents
 # (policy networks) are built once per worker rather than once per game.
 _AGENT_POOL: dict[str, list[Agent]] = {}
-
-
-def wilson_interval(wins: int, games: int, z: float = Z95) -> tuple[float, float]:
-    """Wilson score interval for a win rate of ``wins`` out of ``games`` ((0, 1) for no games).
-
-    Unlike the normal approximation it stays inside [0, 1] and is not degenerate at 0 or all wins."""
-    if games <= 0:
-        return 0.0, 1.0
-    p = wins / games
-    z2n = z * z / games
-    centre = (p + z2n / 2) / (1 + z2n)
-    half = z * math.sqrt(p * (1 - p) / games + z2n / (4 * games)) / (1 + z2n)
-    # the bounds are exactly 0 and 1 at the extremes; say so rather than leave rounding dust
-    lo = 0.0 if wins == 0 else centre - half
-    hi = 1.0 if wins == games else centre + half
-    return lo, hi
 
 
 def seat_specs(agent_specs: Sequence[str], game: int) -> list[str]:
@@ -589,17 +569,13 @@ class Tournament:
         saved = bool(self.done)
         tasks = [(g, self._task(g)) for g in range(len(self.done), games)]
         workers = max(1, min(self.workers, len(tasks)))
-        # one BLAS thread here as in the workers (forked from here): tournaments may run side by side; the
-        # pool before the signal handlers, as ray.init puts in its own SIGTERM handler
         try:
-            with one_blas_thread(), pool_closed(self._pool(workers) if tasks else None) as pool, \
-                    stop_signals("game", graceful_interrupt) as interrupts:
-                played = PoolWork(_play, [task for _, task in tasks], pool, workers, interrupts)
-                with tqdm(total=games, initial=len(self.done), disable=not progress, unit="game", leave=False,
-                          desc=f"{self.settings['map']} {self.settings['players']}p") as bar:
-                    for i, record in played:
-                        saved = self._add(board, tasks[i][0], record, start) or saved
-                        bar.update()
+            with Runner(_play, [task for _, task in tasks], workers=workers,
+                        pool=self._pool(workers) if tasks else None, progress=progress, total=games,
+                        initial=len(self.done), desc=f"{self.settings['map']} {self.settings['players']}p",
+                        graceful=graceful_interrupt) as run:
+                for i, record in run:
+                    saved = self._add(board, tasks[i][0], record, start) or saved
         except Interrupted as exc:  # a second Ctrl-C: the games in flight were killed
             raise TournamentInterrupted(None, aborted=exc.aborted, saved=saved) from None
         result = self._save(board, start) if self.out is not None else board.result(self._seconds(start))

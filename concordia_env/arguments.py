@@ -1,0 +1,33 @@
+"""Argument types shared by the package's commands (``argparse`` ``type=`` functions): each turns
+one command-line word into a value or raises ``argparse.ArgumentTypeError`` with one line that
+argparse prints after the option's name."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def positive_int(text: str) -> int:
+    """An integer >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be >= 1")
+    return value
+
+
+def int_list(text: str) -> list[int]:
+    """A comma list of integers (``2,4``) or an inclusive range (``2-5``)."""
+    try:
+        values = [int(t) for t in text.replace("-", ",").split(",") if t.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of integers") from None
+    if "-" in text:  # a range: 2-5
+        if len(values) != 2 or values[0] > values[1]:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a range like 2-5")
+        values = list(range(values[0], values[1] + 1))
+    if not values:
+        raise argparse.ArgumentTypeError("expected at least one integer")
+    return values
