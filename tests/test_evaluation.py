@@ -9,6 +9,7 @@ import math
 import pytest
 
 from concordia_env.agents import make_agent
+from concordia_env.arena import evaluation as ev
 from concordia_env.arena.evaluation import (
     agent_statistics,
     comparable,
@@ -21,7 +22,6 @@ from concordia_env.arena.evaluation import (
 )
 from concordia_env.arena.records import play_game
 from concordia_env.arena.tournament import wilson_interval
-from concordia_env.arena import evaluation as ev
 
 LINEUP = ["heuristic", "random"]
 

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from concordia_env.threads import blas_threads, one_blas_thread
 from concordia_env.arena import evaluation, strength
 from concordia_env.arena.strength import chunks as strength_chunks
+from concordia_env.threads import blas_threads, one_blas_thread
 
 
 @pytest.fixture

@@ -24,8 +24,8 @@ from concordia_env.arena.records import (
     save_record,
     verify_record,
 )
+from concordia_env.arena.results import RECORDS_MANIFEST
 from concordia_env.arena.tournament import (
-    RECORDS_MANIFEST,
     format_table,
     run_tournament,
     seat_specs,

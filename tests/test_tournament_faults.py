@@ -24,8 +24,8 @@ import concordia_env.agents.base
 import concordia_env.arena.tournament as tournament_module
 from concordia_env.agents.random_agent import RandomAgent
 from concordia_env.arena.records import agent_seed, load_record, play_game, save_record
+from concordia_env.arena.results import RECORDS_MANIFEST
 from concordia_env.arena.tournament import (
-    RECORDS_MANIFEST,
     TournamentInterrupted,
     format_table,
     prepare_tournament,

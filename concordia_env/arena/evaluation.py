@@ -49,12 +49,12 @@ from typing import Any
 import numpy as np
 
 from ..agents.base import Agent
+from ..arguments import positive_int
 from ..data import MAP_NAMES
 from ..env import DEFAULT_MAX_TURNS, check_max_turns
 from ..files import write_json_atomic
 from ..game import check_seed, check_setup_args
 from ..state import GameState
-from ..arguments import positive_int
 from .pools import Interrupted
 from .records import play_game
 from .runner import Runner

@@ -86,10 +86,10 @@ from .chunks import (
 from .cli import build_parser, main
 from .config import (
     CONFIG_FORMAT,
-    PROG,
     FORMAT_VERSION,
     MAP_TITLES,
     NAME_RE,
+    PROG,
     Line,
     Setting,
     StrengthConfig,
