@@ -430,8 +430,8 @@ def test_a_stop_signal_after_an_evaluations_last_game_still_stops_the_gate(tmp_p
     import os
     import signal
 
+    from concordia_env.arena import evaluation
     from concordia_env.arena.pools import Interrupted
-    from concordia_env.training import evaluation
 
     calls = []
 
