@@ -22,7 +22,6 @@ from concordia_env import engine as E
 from concordia_env.data import MAP_NAMES, load_map
 from concordia_env.state import new_game
 from concordia_env.tools.golden import (
-    DEFAULT_DIR,
     GOLDEN_FORMAT,
     GOLDEN_VERSION,
     SUFFIX,
@@ -64,7 +63,6 @@ def test_golden_playthroughs_replay_exactly():
 
 
 def test_golden_files_cover_every_map_player_count_and_agent():
-    assert DEFAULT_DIR == GOLDEN.resolve()
     games = golden_games()
     assert sorted(p.name for p in GOLDEN.glob("*" + SUFFIX)) == sorted(g.filename for g in games)
     combos = {(m, n) for m in MAP_NAMES for n in load_map(m).players}
@@ -249,11 +247,13 @@ def test_write_is_deterministic_and_reproduces_the_committed_files(tmp_path, cap
 
 
 def test_command_line_errors(tmp_path, capsys):
-    for argv, message in [([], "one of the arguments --write --check is required"),
-                          (["--write", "--check"], "not allowed with"),
+    for argv, message in [(["--dir", str(GOLDEN)], "one of the arguments --write --check is required"),
+                          (["--write", "--check", "--dir", str(GOLDEN)], "not allowed with"),
+                          (["--check"], "the following arguments are required: --dir"),  # never a default in the repository
                           (["--check", "--dir", str(tmp_path / "nowhere")], "does not exist"),
                           (["--check", "--dir", __file__], "is not a folder"),
-                          (["--check", "--game", "italia_9p_random"], "unknown game(s) italia_9p_random")]:
+                          (["--check", "--dir", str(GOLDEN), "--game", "italia_9p_random"],
+                           "unknown game(s) italia_9p_random")]:
         with pytest.raises(SystemExit) as exc:
             main(argv)
         assert exc.value.code == 2

@@ -19,9 +19,10 @@ import pytest
 from concordia_env import engine as E
 from concordia_env.agents.mcts import SearchRoot, resample_deck
 from concordia_env.agents.tree import deck_samples
-from concordia_env.tools.search_golden import CASES, DEFAULT_PATH, FORMAT, VERSION, check, main, position, run_case
+from concordia_env.tools.search_golden import CASES, FORMAT, VERSION, check, main, position, run_case
 
-STORED = json.loads(DEFAULT_PATH.read_text())
+STORED_PATH = Path(__file__).parent / "golden" / "search_results.json"
+STORED = json.loads(STORED_PATH.read_text())
 
 
 def test_the_golden_file_holds_every_case_once() -> None:

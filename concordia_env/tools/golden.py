@@ -1,4 +1,4 @@
-"""Golden playthroughs: ``python -m concordia_env.tools.golden --write`` and ``--check``.
+"""Golden playthroughs: ``python -m concordia_env.tools.golden --write|--check --dir tests/golden``.
 
 Behaviour pinned before the rules core is refactored (issue 15): for every map
 and player count, a few seeded games played by the package's own agents are
@@ -71,8 +71,6 @@ GOLDEN_VERSION = 2
 DIGEST_CHARS = 16
 #: hex characters kept of a single field's digest: enough to name the field that changed
 FIELD_DIGEST_CHARS = 8
-#: the committed golden files of a source checkout (``tests/golden`` of the repository)
-DEFAULT_DIR = Path(__file__).resolve().parents[2] / "tests" / "golden"
 SUFFIX = ".jsonl.gz"
 #: safety bound: a game still running after this many actions is an error, not an endless loop
 MAX_STEPS = 20_000
@@ -336,7 +334,7 @@ def check_game(game: GoldenGame, folder: Path) -> Divergence | None:
     path = folder / game.filename
     if not path.exists():
         return Divergence(game.name, path, None,
-                          "golden file missing (python -m concordia_env.tools.golden --write creates it)")
+                          "golden file missing (python -m concordia_env.tools.golden --write --dir DIR creates it)")
     try:
         expected = read_golden(path)
     except ValueError as exc:
@@ -387,8 +385,8 @@ def main(argv: list[str] | None = None) -> int:
     mode.add_argument("--write", action="store_true", help="(re)generate every golden file")
     mode.add_argument("--check", action="store_true",
                       help="replay every golden game; print the first divergence of each and exit 1 if any")
-    parser.add_argument("--dir", type=Path, default=DEFAULT_DIR,
-                        help=f"folder of the golden files (default: {DEFAULT_DIR})")
+    parser.add_argument("--dir", type=Path, required=True,
+                        help="folder of the golden files (the repository's are in tests/golden)")
     parser.add_argument("--game", action="append", metavar="NAME",
                         help="only this game, e.g. italia_2p_random (repeatable; default: every game)")
     args = parser.parse_args(argv)

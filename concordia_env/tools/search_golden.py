@@ -36,8 +36,6 @@ from concordia_env.state import GameState, new_game
 
 FORMAT = "concordia-env/search-golden"
 VERSION = 1
-#: the committed file of a source checkout
-DEFAULT_PATH = Path(__file__).resolve().parents[2] / "tests" / "golden" / "search_results.json"
 #: safety bound on the heuristic moves played to reach a position
 MAX_MOVES = 5_000
 
@@ -145,7 +143,8 @@ def main(argv: list[str] | None = None) -> int:
     mode = parser.add_mutually_exclusive_group(required=True)
     mode.add_argument("--write", action="store_true", help="(re)generate the golden file")
     mode.add_argument("--check", action="store_true", help="search every case again; exit 1 on any difference")
-    parser.add_argument("--path", type=Path, default=DEFAULT_PATH, help=f"the golden file (default: {DEFAULT_PATH})")
+    parser.add_argument("--path", type=Path, required=True,
+                        help="the golden file (the repository's is tests/golden/search_results.json)")
     args = parser.parse_args(argv)
     if args.write:
         write_json_atomic(golden_document(), args.path, indent=1)
