@@ -113,34 +113,10 @@ def play_game(map_name: str, num_players: int, seed: int, agents: Sequence[Agent
     if len(agents) != num_players:
         raise ValueError(f"{num_players} players need {num_players} agents, got {len(agents)}")
     limit = check_max_turns(max_turns)
-    reset: set[int] = set()
-    for seat, agent in enumerate(agents):
-        if id(agent) not in reset:
-            agent.reset(agent_seed(seed, seat))
-            reset.add(id(agent))
+    _reset_agents(agents, seed)
     actions: list[int] = history if history is not None else []
-    for i, action in enumerate(actions):
-        try:
-            state.apply(action)
-        except ValueError as exc:  # IllegalActionError, or an id outside the action space
-            raise ValueError(f"action {i} ({action}) of the game to continue is illegal: {exc}") from None
-    turn = state.field("turn")  # a live view of the card-play counter
-    truncated = False
-    while not state.is_terminal():
-        if limit and int(turn) >= limit:
-            truncated = True
-            break
-        seat = state.current_player
-        agent = agents[seat]
-        action = agent.act(observation(state, seat), state.legal_action_mask(), state)
-        if on_step is not None:
-            on_step(state, seat, action)
-        try:
-            state.apply(action)
-        except IllegalActionError as exc:
-            raise AgentError(f"agent {agent.name!r} at seat {seat} chose illegal action {action!r} "
-                             f"(action #{len(actions)} of the game): {exc}") from None
-        actions.append(int(action))
+    _replay_history(state, actions)
+    truncated = _play_out(state, agents, actions, limit, on_step)
     return {
         "format": RECORD_FORMAT,
         "version": RECORD_VERSION,
@@ -152,6 +128,46 @@ def play_game(map_name: str, num_players: int, seed: int, agents: Sequence[Agent
         "actions": actions,
         "result": _result(state, truncated),
     }
+
+
+def _reset_agents(agents: Sequence[Agent], seed: int) -> None:
+    """Reset every agent with its seat's seed; an agent at several seats once, with its first seat's."""
+    reset: set[int] = set()
+    for seat, agent in enumerate(agents):
+        if id(agent) not in reset:
+            agent.reset(agent_seed(seed, seat))
+            reset.add(id(agent))
+
+
+def _replay_history(state: GameState, actions: Sequence[int]) -> None:
+    """Apply the actions of a game to continue; ``ValueError`` naming the first illegal one."""
+    for i, action in enumerate(actions):
+        try:
+            state.apply(action)
+        except ValueError as exc:  # IllegalActionError, or an id outside the action space
+            raise ValueError(f"action {i} ({action}) of the game to continue is illegal: {exc}") from None
+
+
+def _play_out(state: GameState, agents: Sequence[Agent], actions: list[int], limit: int,
+              on_step: StepCallback | None) -> bool:
+    """Let the agents play until the game ends or ``limit`` card plays (0: none) are made, appending
+    every action to ``actions``; whether the game was truncated."""
+    turn = state.field("turn")  # a live view of the card-play counter
+    while not state.is_terminal():
+        if limit and int(turn) >= limit:
+            return True
+        seat = state.current_player
+        agent = agents[seat]
+        action = agent.act(observation(state, seat), state.legal_action_mask(), state)
+        if on_step is not None:
+            on_step(state, seat, action)
+        try:
+            state.apply(action)
+        except IllegalActionError as exc:
+            raise AgentError(f"agent {agent.name!r} at seat {seat} chose illegal action {action!r} "
+                             f"(action #{len(actions)} of the game): {exc}") from None
+        actions.append(int(action))
+    return False
 
 
 def partial_record(map_name: str, num_players: int, seed: int, agent_names: Sequence[str],

@@ -57,21 +57,10 @@ def resume_command(args: argparse.Namespace) -> str:
     return shlex.join(argv + ["--resume"])
 
 
-def cmd_tournament(args: argparse.Namespace, input_fn: InputFn, out: TextIO) -> int:
-    """Many games with rotated seats; prints the table, optionally writes JSON and records.
+def _check_args(args: argparse.Namespace, specs: list[str]) -> None:
+    """Fill the defaults that depend on other options and check them (:class:`UsageError`)."""
+    from ..arena.tournament import DEFAULT_SAVE_EVERY, check_tournament_args
 
-    The results file and records folder are checked before the first game; Ctrl-C once finishes
-    the games in flight, saves them and exits 130 with the command that resumes; Ctrl-C twice
-    stops at once."""
-    from ..arena.tournament import (
-        DEFAULT_SAVE_EVERY,
-        TournamentInterrupted,
-        check_tournament_args,
-        format_table,
-        prepare_tournament,
-    )
-
-    specs = split_specs(args.agents)
     if args.games is None:
         args.games = 20 * args.players
     if args.save_every is None:
@@ -82,18 +71,39 @@ def cmd_tournament(args: argparse.Namespace, input_fn: InputFn, out: TextIO) -> 
         check_tournament_args(args.map, args.players, specs, args.games, 1 if args.workers is None else args.workers)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    if args.backend == "ray":  # connect now: a missing Ray or a wrong address is one line, before any game
-        try:
-            from ..integrations.ray_backend import cluster_cpus, connect
 
-            connect(args.address)
-        except (ImportError, ValueError) as exc:
-            print(f"concordia tournament: error: {exc}", file=sys.stderr)
-            return 2
-        if args.workers is None:
-            args.workers = cluster_cpus()
-    elif args.workers is None:
-        args.workers = 1
+
+def _connect(args: argparse.Namespace) -> bool:
+    """With ``--backend ray``, connect now (a missing Ray or a wrong address is one line, before any
+    game) and default ``--workers`` to the cluster's CPUs; else ``--workers`` defaults to 1.
+    Whether the command can go on."""
+    if args.backend != "ray":
+        args.workers = 1 if args.workers is None else args.workers
+        return True
+    try:
+        from ..integrations.ray_backend import cluster_cpus, connect
+
+        connect(args.address)
+    except (ImportError, ValueError) as exc:
+        print(f"concordia tournament: error: {exc}", file=sys.stderr)
+        return False
+    if args.workers is None:
+        args.workers = cluster_cpus()
+    return True
+
+
+def cmd_tournament(args: argparse.Namespace, input_fn: InputFn, out: TextIO) -> int:
+    """Many games with rotated seats; prints the table, optionally writes JSON and records.
+
+    The results file and records folder are checked before the first game; Ctrl-C once finishes
+    the games in flight, saves them and exits 130 with the command that resumes; Ctrl-C twice
+    stops at once."""
+    from ..arena.tournament import TournamentInterrupted, format_table, prepare_tournament
+
+    specs = split_specs(args.agents)
+    _check_args(args, specs)
+    if not _connect(args):
+        return 2
     try:  # the output paths, and what a resumed run has done: one line, exit 2, before any game
         tournament = prepare_tournament(args.map, args.players, specs, args.games, seed=args.seed,
                                         workers=args.workers, intermediate_scoring=args.intermediate_scoring,
