@@ -299,8 +299,8 @@ def _bounded_index() -> int:
 
 
 @pytest.mark.parametrize("change, message", [
-    ({"observation__scale": ((0,), np.nan)}, "observation.scale has non-finite values"),
-    ({"observation__scale": ((5,), np.inf)}, "observation.scale has non-finite values"),
+    ({"observation__scale": ((0,), np.nan)}, "array 'observation.scale' has non-finite values"),
+    ({"observation__scale": ((5,), np.inf)}, "array 'observation.scale' has non-finite values"),
     ({"observation__scale": ((_bounded_index(),), 0.0)}, "observation.scale is zero or negative"),
     ({"trunk__0__weight": ((3, 7), 1e30)}, "trunk layer 0 weight has a value of magnitude 1e\\+30"),
     ({"win__bias": ((1,), -3e5)}, "head 'win' bias has a value of magnitude 3e\\+05"),

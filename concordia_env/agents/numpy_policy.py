@@ -33,25 +33,23 @@ observation size to the number of actions, ``activation``, ``output``),
 ``num_actions``, ``dtype``, ``npz_sha256`` (the ``.npz`` it was written with: a pair
 from two different exports is refused), ``map`` (the board the policy was trained on,
 or null), optionally ``players`` (the player counts it was trained for) and free-form
-``metadata`` (where the weights came from). :meth:`NumpyPolicy.load` checks all of it
-against the arrays and against this package (observation size
+``metadata`` (where the weights came from). The pair is written and read by
+:mod:`concordia_env.agents.weights`, the one reader and header check of every numpy weights
+pair (:data:`POLICY_FORMAT` says what is particular to policies): :meth:`NumpyPolicy.load`
+checks the header against the arrays and against this package (observation size
 ``concordia_env.encoding.OBSERVATION_SIZE``, ``concordia_env.engine.NUM_ACTIONS``
-actions), bounds the header's nesting (:data:`MAX_HEADER_DEPTH`), requires every array
+actions), bounds the header's nesting (``weights.MAX_HEADER_DEPTH``), requires every array
 finite and of sane magnitude (:data:`MAX_WEIGHT`) and the observation scale positive for
 bounded features, and raises ``FileNotFoundError`` / ``ValueError`` naming the file and the
 problem. A policy trained for another map or player count than the game's is refused when
-it is asked to play (:func:`check_trained_for`). :meth:`NumpyPolicy.save` writes each file to a temporary file in the same
-directory, then renames it over the target, so a reader never sees half a file.
+it is asked to play (:func:`check_trained_for`). :meth:`NumpyPolicy.save` writes each file to
+a temporary file in the same directory, then renames it over the target, so a reader never
+sees half a file.
 """
 
 from __future__ import annotations
 
-import hashlib
-import io
-import json
 import os
-import re
-import zipfile
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -59,11 +57,21 @@ from typing import Any
 import numpy as np
 
 from concordia_env import encoding
-from concordia_env.data import MAP_NAMES, load_map
 from concordia_env.engine import NUM_ACTIONS
-from concordia_env.files import npz_bytes, write_bytes_atomic
 
 from .base import sample_softmax
+from .weights import (  # noqa: F401 - the file format's names, re-exported: they lived here
+    MAX_HEADER_DEPTH,
+    Layout,
+    PairFormat,
+    check_header_map,
+    check_players,
+    json_depth,
+    pair_files,
+    read_json_header,
+    read_pair,
+    write_pair,
+)
 
 #: the ``format`` field of every header this module writes
 FORMAT_NAME = "concordia-env-numpy-policy"
@@ -77,9 +85,6 @@ SCALING_RULE = "x * scale where the feature is bounded, log1p(max(x, 0)) where u
 #: released ones below 2); a larger value is a damaged or hostile file whose activations would
 #: overflow to inf and NaN in play.
 MAX_WEIGHT = 1e4
-#: the deepest nesting of lists and objects a JSON header may have (the real ones nest 3 deep):
-#: deeper input would exhaust the parser's recursion long before it is read
-MAX_HEADER_DEPTH = 32
 
 #: activation name (torch's class name) -> numpy function
 ACTIVATIONS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
@@ -90,6 +95,9 @@ ACTIVATIONS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
 }
 
 Layers = Sequence[tuple[np.ndarray, np.ndarray]]
+
+#: ``(STEM.npz, STEM.json)`` for ``STEM``, ``STEM.npz`` or ``STEM.json`` (:func:`concordia_env.agents.weights.pair_files`)
+policy_files = pair_files
 
 
 def observation_scaling(high: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -108,14 +116,6 @@ def scale_observation(obs: np.ndarray, scale: np.ndarray, unbounded: np.ndarray)
     """The network input of raw observation(s) ``obs`` (see :func:`observation_scaling`)."""
     x = np.asarray(obs, dtype=np.float32)
     return np.where(unbounded, np.log1p(np.maximum(x, 0.0)), x * scale).astype(np.float32)
-
-
-def policy_files(path: str | os.PathLike) -> tuple[Path, Path]:
-    """``(STEM.npz, STEM.json)`` for ``STEM``, ``STEM.npz`` or ``STEM.json``."""
-    p = Path(path).expanduser()
-    if p.suffix in (".npz", ".json"):
-        p = p.with_suffix("")
-    return p.with_name(p.name + ".npz"), p.with_name(p.name + ".json")
 
 
 def _check_layers(layers: Layers, activation: str, where: str) -> None:
@@ -163,18 +163,6 @@ def check_scaling(scale: np.ndarray, unbounded: np.ndarray) -> None:
         first = int(np.flatnonzero(~np.asarray(unbounded, bool))[bad[0]])
         raise ValueError(f"observation.scale is zero or negative for {bad.size} bounded feature(s), the first "
                          f"at index {first}: a bounded feature's scale is 1 / its bound, always positive")
-
-
-def check_players(players: Any, where: str) -> tuple[int, ...] | None:
-    """The player counts a network was trained for, as a sorted tuple (None: not recorded);
-    ``ValueError`` naming ``where`` unless a list of distinct counts from 2 to 5."""
-    if players is None:
-        return None
-    if not (isinstance(players, (list, tuple)) and players
-            and all(type(n) is int and 2 <= n <= 5 for n in players) and len(set(players)) == len(players)):
-        raise ValueError(f"{where}: players must be a list of player counts from 2 to 5, or null; "
-                         f"got {str(players)[:60]}")
-    return tuple(sorted(players))
 
 
 def check_trained_for(net: Any, map_name: str, num_players: int | None = None) -> None:
@@ -342,14 +330,9 @@ class NumpyPolicy:
         """Write ``STEM.npz`` then ``STEM.json`` (``path`` is the stem or either file), each
         atomically; returns both paths. The output depends only on the policy (no time stamps),
         so exporting the same weights twice gives the same bytes."""
-        npz_path, json_path = policy_files(path)
-        data = npz_bytes(self.arrays(dtype))
-        header = self.header(dtype, hashlib.sha256(data).hexdigest())
         # npz first: a crash in between leaves a header whose hash names the old arrays, which
         # load() refuses, rather than a header that silently describes other weights
-        write_bytes_atomic(npz_path, data)
-        write_bytes_atomic(json_path, (json.dumps(header, indent=2) + "\n").encode())
-        return npz_path, json_path
+        return write_pair(path, self.arrays(dtype), lambda digest: self.header(dtype, digest))
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> NumpyPolicy:
@@ -359,14 +342,14 @@ class NumpyPolicy:
         problem for anything else: corrupt header, unknown format or version, corrupt or
         truncated ``.npz``, arrays that do not match the header, a header that does not match
         this package (observation size, number of actions), non-finite weights."""
-        npz_path, json_path = policy_files(path)
-        header = read_json_header(json_path)
-        arch = _check_header(header, json_path)
-        layers, scale, unbounded = _read_arrays(npz_path, arch, header["dtype"], header["npz_sha256"], json_path)
+        header, a, npz_path, _ = read_pair(path, POLICY_FORMAT)
+        arch = header["architecture"]
+        layers = [(a[f"layers.{i}.weight"], a[f"layers.{i}.bias"]) for i in range(len(arch["layer_sizes"]) - 1)]
         name = header["name"] if isinstance(header.get("name"), str) else npz_path.stem
         try:
-            return cls(layers, arch["activation"], scale, unbounded, name=name, map_name=header.get("map"),
-                       metadata=header.get("metadata") or {}, players=header.get("players"), path=npz_path)
+            return cls(layers, arch["activation"], a["observation.scale"], a["observation.unbounded"], name=name,
+                       map_name=header.get("map"), metadata=header.get("metadata") or {},
+                       players=header.get("players"), path=npz_path)
         except ValueError as exc:  # huge weights, a bad scale or player list: name the file, not just the policy
             raise ValueError(f"{npz_path}: {exc}") from None
 
@@ -374,171 +357,33 @@ class NumpyPolicy:
         return f"<NumpyPolicy {self.name!r} {self.activation} {self.layer_sizes}>"
 
 
-# ------------------------------------------------------------ writing
-# ------------------------------------------------------------ reading and validation
-def read_json_header(json_path: Path, kind: str = "numpy policy") -> dict[str, Any]:
-    """The JSON header of a numpy weights pair (``kind`` names the file kind in messages);
-    ``FileNotFoundError`` / ``ValueError`` naming the file when it is missing or not a JSON object."""
-    if not json_path.is_file():
-        raise FileNotFoundError(f"{kind} header not found: {json_path} (it describes "
-                                f"{json_path.with_suffix('.npz').name}; both files are needed)")
-    try:
-        text = json_path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"{json_path}: corrupt JSON header ({exc})") from None
-    depth = json_depth(text)
-    if depth > MAX_HEADER_DEPTH:
-        raise ValueError(f"{json_path}: corrupt JSON header (lists and objects nest {depth} deep; "
-                         f"a header nests at most {MAX_HEADER_DEPTH})")
-    try:
-        header = json.loads(text)
-    except (ValueError, RecursionError) as exc:
-        raise ValueError(f"{json_path}: corrupt JSON header ({type(exc).__name__}: {str(exc)[:200]})") from None
-    if not isinstance(header, dict):
-        raise ValueError(f"{json_path}: corrupt JSON header (a {type(header).__name__}, not an object)")
-    return header
-
-
-def json_depth(text: str) -> int:
-    """How deep lists and objects nest in JSON ``text``, counted without parsing it (a parser
-    recurses once per level), in one vectorised pass: brackets inside strings are skipped."""
-    outside = _JSON_STRING.sub('""', text)
-    codes = np.frombuffer(outside.encode("utf-8", "replace"), np.uint8)
-    step = np.isin(codes, _OPENERS).astype(np.int64) - np.isin(codes, _CLOSERS)
-    return int(np.cumsum(step).max(initial=0))
-
-
-_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
-_OPENERS, _CLOSERS = np.frombuffer(b"[{", np.uint8), np.frombuffer(b"]}", np.uint8)
-
-
-def _check_header(header: dict[str, Any], json_path: Path) -> dict[str, Any]:
-    """The header's ``architecture``, after checking the header against this package."""
-    if header.get("format") != FORMAT_NAME:
-        raise ValueError(f"{json_path}: not a numpy policy header (format {header.get('format')!r}, "
-                         f"expected {FORMAT_NAME!r})")
-    version = header.get("format_version")
-    if version != FORMAT_VERSION or isinstance(version, bool):
-        raise ValueError(f"{json_path}: unknown format version {version!r} (this package reads version "
-                         f"{FORMAT_VERSION}); export the policy again with this package")
-    missing = [k for k in ("architecture", "observation", "num_actions", "dtype", "npz_sha256") if k not in header]
-    if missing:
-        raise ValueError(f"{json_path}: header lacks {', '.join(missing)}")
-    arch = header["architecture"]
-    if not isinstance(arch, dict) or arch.get("type") != "mlp":
-        raise ValueError(f"{json_path}: architecture must be an object with type 'mlp', got {arch!r}")
-    sizes = arch.get("layer_sizes")
-    if not (isinstance(sizes, list) and len(sizes) >= 2
-            and all(isinstance(s, int) and not isinstance(s, bool) and s >= 1 for s in sizes)):
-        raise ValueError(f"{json_path}: architecture layer_sizes must be a list of at least two positive "
-                         f"integers, got {sizes!r}")
-    if arch.get("activation") not in ACTIVATIONS:
-        raise ValueError(f"{json_path}: unsupported activation {arch.get('activation')!r}; "
-                         f"supported: {sorted(ACTIVATIONS)}")
-    size = encoding.OBSERVATION_SIZE
-    observation = header["observation"]
-    stated = observation.get("size") if isinstance(observation, dict) else None
-    for what, value in (("architecture layer_sizes[0]", sizes[0]), ("observation size", stated)):
-        if value != size:
-            raise ValueError(f"{json_path}: {what} is {value!r}, but this package's observations have {size} "
-                             f"values (concordia_env.encoding.OBSERVATION_SIZE): the policy was made for "
-                             f"another observation layout; retrain it")
+# ------------------------------------------------------------ the file format
+def _check_policy_fields(header: dict[str, Any], json_path: Path) -> None:
+    """``ValueError`` naming ``json_path`` unless the header's own fields of a numpy policy match
+    this package: the last layer and ``num_actions`` give NUM_ACTIONS logits, ``dtype`` a storage dtype."""
+    sizes = header["architecture"]["layer_sizes"]
     for what, value in (("architecture layer_sizes[-1]", sizes[-1]), ("num_actions", header["num_actions"])):
         if value != NUM_ACTIONS:
             raise ValueError(f"{json_path}: {what} is {value!r}, but this package has {NUM_ACTIONS} actions "
                              f"(concordia_env.engine.NUM_ACTIONS); retrain the policy")
     if header["dtype"] not in STORAGE_DTYPES:
         raise ValueError(f"{json_path}: dtype {header['dtype']!r} is not one of {STORAGE_DTYPES}")
-    digest = header["npz_sha256"]
-    if not (isinstance(digest, str) and len(digest) == 64):
-        raise ValueError(f"{json_path}: npz_sha256 must be a sha256 hex digest, got {digest!r}")
-    if not isinstance(header.get("metadata", {}), dict):
-        raise ValueError(f"{json_path}: metadata must be an object")
-    check_header_map(header, json_path)
-    return arch
 
 
-def check_header_map(header: dict[str, Any], json_path: Path) -> None:
-    """``ValueError`` naming ``json_path`` unless the header's ``map`` is a known map or null and
-    its ``players`` (optional) a list of player counts that map allows."""
-    map_name = header.get("map")
-    if map_name is not None and map_name not in MAP_NAMES:
-        raise ValueError(f"{json_path}: map must be one of {list(MAP_NAMES)} or null, got {str(map_name)[:60]!r}")
-    players = check_players(header.get("players"), str(json_path))
-    if players is not None and map_name is not None:
-        allowed = load_map(map_name).players
-        if not set(players) <= set(allowed):
-            raise ValueError(f"{json_path}: players {list(players)} include counts the {map_name} map does not "
-                             f"allow ({list(allowed)})")
-
-
-def _expected_arrays(arch: dict[str, Any], dtype: str) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
-    """Name -> (shape, dtype) of every array the header's architecture implies."""
-    sizes = arch["layer_sizes"]
-    expected: dict[str, tuple[tuple[int, ...], np.dtype]] = {}
+def _expected_arrays(header: dict[str, Any]) -> Layout:
+    """Name -> (shape, dtype) of every array the header's architecture and ``dtype`` imply."""
+    sizes, dtype = header["architecture"]["layer_sizes"], np.dtype(header["dtype"])
+    expected: Layout = {}
     for i, (n_in, n_out) in enumerate(zip(sizes, sizes[1:])):
-        expected[f"layers.{i}.weight"] = ((n_out, n_in), np.dtype(dtype))
-        expected[f"layers.{i}.bias"] = ((n_out,), np.dtype(dtype))
+        expected[f"layers.{i}.weight"] = ((n_out, n_in), dtype)
+        expected[f"layers.{i}.bias"] = ((n_out,), dtype)
     expected["observation.scale"] = ((sizes[0],), np.dtype("float32"))
     expected["observation.unbounded"] = ((sizes[0],), np.dtype("bool"))
     return expected
 
 
-def _npz_layout(data: bytes) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
-    """Name -> (shape, dtype) from the ``.npy`` headers alone, before any array is read (so a
-    file cannot make the loader allocate what its header does not describe)."""
-    fmt = np.lib.format
-    layout = {}
-    with zipfile.ZipFile(io.BytesIO(data)) as zf:
-        for name in zf.namelist():
-            if not name.endswith(".npy"):
-                raise ValueError(f"member {name!r} is not a .npy array")
-            with zf.open(name) as f:
-                version = fmt.read_magic(f)
-                read_header = fmt.read_array_header_1_0 if version == (1, 0) else fmt.read_array_header_2_0
-                shape, _, dtype = read_header(f)
-            layout[name[:-len(".npy")]] = (tuple(shape), dtype)
-    return layout
-
-
-def _corrupt(npz_path: Path, exc: BaseException) -> ValueError:
-    return ValueError(f"{npz_path}: corrupt or truncated .npz ({type(exc).__name__}: {exc})")
-
-
-def _read_arrays(npz_path: Path, arch: dict[str, Any], dtype: str, digest: str,
-                 json_path: Path) -> tuple[list[tuple[np.ndarray, np.ndarray]], np.ndarray, np.ndarray]:
-    """``(layers, scale, unbounded)`` from ``npz_path``, after checking the file against its header: readable, the
-    hash the header names, exactly the arrays the architecture implies, finite values."""
-    if not npz_path.is_file():
-        raise FileNotFoundError(f"numpy policy weights not found: {npz_path} (described by {json_path.name})")
-    data = npz_path.read_bytes()
-    # A damaged zip or .npy header fails in many ways (BadZipFile, zlib.error, EOFError,
-    # ValueError, SyntaxError from numpy's header parser...): all of them mean "corrupt".
-    try:
-        layout = _npz_layout(data)
-    except Exception as exc:  # noqa: BLE001 - see above
-        raise _corrupt(npz_path, exc) from None
-    if hashlib.sha256(data).hexdigest() != digest:
-        raise ValueError(f"{npz_path}: does not match its header {json_path.name} (npz_sha256 differs): the two "
-                         f"files come from different exports, or the .npz was altered; export the policy again")
-    expected = _expected_arrays(arch, dtype)
-    sizes = arch["layer_sizes"]
-    if set(layout) != set(expected):
-        missing, extra = sorted(set(expected) - set(layout)), sorted(set(layout) - set(expected))
-        raise ValueError(f"{npz_path}: arrays do not match the layer_sizes {sizes} of its header "
-                         f"{json_path.name} (missing {missing}, unexpected {extra})")
-    for key, (shape, kind) in expected.items():
-        if layout[key] != (shape, kind):
-            found_shape, found_kind = layout[key]
-            raise ValueError(f"{npz_path}: array {key!r} is {found_kind} {found_shape}, its header {json_path.name} "
-                             f"says {kind} {shape}")
-    try:
-        with np.load(io.BytesIO(data), allow_pickle=False) as npz:  # never unpickle
-            arrays = {key: npz[key] for key in expected}
-    except Exception as exc:  # noqa: BLE001 - a damaged member: see above
-        raise _corrupt(npz_path, exc) from None
-    for key, a in arrays.items():
-        if a.dtype.kind == "f" and not np.isfinite(a).all():
-            raise ValueError(f"{npz_path}: array {key!r} has non-finite values (NaN or inf)")
-    layers = [(arrays[f"layers.{i}.weight"], arrays[f"layers.{i}.bias"]) for i in range(len(sizes) - 1)]
-    return layers, arrays["observation.scale"], arrays["observation.unbounded"]
+#: the numpy policy pair, as :func:`concordia_env.agents.weights.read_pair` checks it
+POLICY_FORMAT = PairFormat(
+    name=FORMAT_NAME, version=FORMAT_VERSION, kind="numpy policy", fields=("num_actions", "dtype"),
+    min_layers=2, activations=ACTIVATIONS, arrays=_expected_arrays, check=_check_policy_fields,
+    again="export the policy again with this package")

@@ -32,19 +32,19 @@ The files
 (``type`` "mlp", ``layer_sizes`` from the observation size through the trunk,
 ``activation``, ``heads``, ``rows``), ``observation`` (``size``, ``scaling``),
 ``margin_scale``, ``npz_sha256``, ``map``, optionally ``players`` (the player counts it was
-trained for) and free-form ``metadata``. :meth:`ValueNet.load` checks it all (the header's
-nesting, every array finite and of sane magnitude, the observation scale positive where a feature
-is bounded: ``numpy_policy.check_weights`` / ``check_scaling``) and raises ``FileNotFoundError`` /
-``ValueError`` with one line naming the file and the problem; :meth:`ValueNet.save` writes both
-files atomically, ``.npz`` first. The agents refuse a network trained for another map or player
+trained for) and free-form ``metadata``. The pair is written and read by
+:mod:`concordia_env.agents.weights`, the one reader and header check of every numpy weights pair
+(:data:`VALUE_NET_FORMAT` says what is particular to value nets): :meth:`ValueNet.load` checks it
+all (the header's nesting, every array finite and of sane magnitude, the observation scale
+positive where a feature is bounded: ``numpy_policy.check_weights`` / ``check_scaling``) and
+raises ``FileNotFoundError`` / ``ValueError`` with one line naming the file and the problem;
+:meth:`ValueNet.save` writes both files atomically, ``.npz`` first. The released ``az`` and
+``turn`` networks are such pairs. The agents refuse a network trained for another map or player
 count than the game's (``numpy_policy.check_trained_for``).
 """
 
 from __future__ import annotations
 
-import hashlib
-import io
-import json
 import os
 from pathlib import Path
 from typing import Any
@@ -52,20 +52,9 @@ from typing import Any
 import numpy as np
 
 from concordia_env import encoding
-from concordia_env.files import npz_bytes, write_bytes_atomic
 
-from .numpy_policy import (
-    ACTIVATIONS,
-    SCALING_RULE,
-    _corrupt,
-    _npz_layout,
-    check_header_map,
-    check_players,
-    check_scaling,
-    check_weights,
-    policy_files,
-    read_json_header,
-)
+from .numpy_policy import ACTIVATIONS, SCALING_RULE, check_scaling, check_weights
+from .weights import Layout, PairFormat, check_players, read_pair, write_pair
 
 FORMAT_NAME = "concordia-env-value-net"
 FORMAT_VERSION = 1
@@ -199,6 +188,7 @@ class ValueNet:
 
     # ------------------------------------------------------------ files
     def arrays(self) -> dict[str, np.ndarray]:
+        """The ``.npz`` contents: trunk layers, heads and the observation scaling."""
         out: dict[str, np.ndarray] = {}
         for i, (w, b) in enumerate(self.trunk):
             out[f"trunk.{i}.weight"], out[f"trunk.{i}.bias"] = w, b
@@ -208,6 +198,7 @@ class ValueNet:
         return out
 
     def header(self, npz_sha256: str) -> dict[str, Any]:
+        """The ``.json`` header for an ``.npz`` of that hash."""
         return {
             "format": FORMAT_NAME, "format_version": FORMAT_VERSION, "map": self.map_name,
             **({"players": list(self.players)} if self.players is not None else {}),
@@ -222,41 +213,14 @@ class ValueNet:
 
     def save(self, path: str | os.PathLike) -> tuple[Path, Path]:
         """Write ``STEM.npz`` then ``STEM.json`` atomically (``path``: the stem or either file)."""
-        npz_path, json_path = policy_files(path)
-        data = npz_bytes(self.arrays())
-        write_bytes_atomic(npz_path, data)
-        write_bytes_atomic(json_path, (json.dumps(self.header(hashlib.sha256(data).hexdigest()), indent=2) + "\n").encode())
-        return npz_path, json_path
+        return write_pair(path, self.arrays(), self.header)
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> ValueNet:
         """Read and validate the pair at ``path`` (stem, ``.npz`` or ``.json``); one-line
         ``FileNotFoundError`` / ``ValueError`` naming the file and the problem."""
-        npz_path, json_path = policy_files(path)
-        header = read_json_header(json_path, "value net")
-        sizes, heads = _check_header(header, json_path)
-        if not npz_path.is_file():
-            raise FileNotFoundError(f"value net weights not found: {npz_path} (described by {json_path.name})")
-        data = npz_path.read_bytes()
-        try:
-            layout = _npz_layout(data)
-        except Exception as exc:  # noqa: BLE001 - a damaged zip fails in many ways; all mean "corrupt"
-            raise _corrupt(npz_path, exc) from None
-        if hashlib.sha256(data).hexdigest() != header["npz_sha256"]:
-            raise ValueError(f"{npz_path}: does not match its header {json_path.name} (npz_sha256 differs)")
-        expected = _expected(sizes, heads)
-        if set(layout) != set(expected):
-            missing, extra = sorted(set(expected) - set(layout)), sorted(set(layout) - set(expected))
-            raise ValueError(f"{npz_path}: arrays do not match its header (missing {missing}, unexpected {extra})")
-        for key, want in expected.items():
-            if layout[key] != want:
-                raise ValueError(f"{npz_path}: array {key!r} is {layout[key][1]} {layout[key][0]}, "
-                                 f"its header says {want[1]} {want[0]}")
-        try:
-            with np.load(io.BytesIO(data), allow_pickle=False) as z:
-                a = {k: z[k] for k in expected}
-        except Exception as exc:  # noqa: BLE001
-            raise _corrupt(npz_path, exc) from None
+        header, a, npz_path, _ = read_pair(path, VALUE_NET_FORMAT)
+        sizes, heads = header["architecture"]["layer_sizes"], header["architecture"]["heads"]
         trunk = [(a[f"trunk.{i}.weight"], a[f"trunk.{i}.bias"]) for i in range(len(sizes) - 1)]
         try:
             return cls(trunk, {h: (a[f"{h}.weight"], a[f"{h}.bias"]) for h in heads}, header["architecture"]["activation"],
@@ -270,49 +234,28 @@ class ValueNet:
         return f"<ValueNet {self.map_name} {self.activation} {self.layer_sizes} heads={sorted(self.heads)}>"
 
 
-
-
-def _check_header(header: dict[str, Any], json_path: Path) -> tuple[list[int], list[str]]:
-    """``(layer_sizes, heads)`` after checking the header against this package."""
-    if header.get("format") != FORMAT_NAME:
-        raise ValueError(f"{json_path}: not a value net header (format {header.get('format')!r}, expected {FORMAT_NAME!r})")
-    if header.get("format_version") != FORMAT_VERSION:
-        raise ValueError(f"{json_path}: unknown format version {header.get('format_version')!r} (reads {FORMAT_VERSION})")
-    missing = [k for k in ("architecture", "observation", "margin_scale", "npz_sha256") if k not in header]
-    if missing:
-        raise ValueError(f"{json_path}: header lacks {', '.join(missing)}")
+def _check_value_fields(header: dict[str, Any], json_path: Path) -> None:
+    """``ValueError`` naming ``json_path`` unless the header's own fields of a value net are
+    usable: ``heads`` 'win' plus optionally 'margin' and 'policy', :data:`ROWS` rows, a positive
+    finite ``margin_scale``."""
     arch = header["architecture"]
-    if not isinstance(arch, dict) or arch.get("type") != "mlp":
-        raise ValueError(f"{json_path}: architecture must be an object with type 'mlp'")
-    sizes, heads = arch.get("layer_sizes"), arch.get("heads")
-    if not (isinstance(sizes, list) and sizes and all(isinstance(s, int) and s >= 1 for s in sizes)):
-        raise ValueError(f"{json_path}: architecture layer_sizes must be a list of positive integers, got {sizes!r}")
-    if not (isinstance(heads, list) and "win" in heads and set(heads) <= set(HEADS)):
+    heads = arch.get("heads")
+    if not (isinstance(heads, list) and all(isinstance(h, str) for h in heads) and "win" in heads
+            and set(heads) <= set(HEADS)):
         raise ValueError(f"{json_path}: architecture heads must be 'win' plus optionally 'margin' and 'policy', "
                          f"got {heads!r}")
-    if arch.get("activation") not in ACTIVATIONS or arch.get("rows") != ROWS:
-        raise ValueError(f"{json_path}: unsupported activation {arch.get('activation')!r} or rows {arch.get('rows')!r}")
-    size = encoding.OBSERVATION_SIZE
-    obs = header["observation"]
-    for what, value in (("layer_sizes[0]", sizes[0]), ("observation size", obs.get("size") if isinstance(obs, dict) else None)):
-        if value != size:
-            raise ValueError(f"{json_path}: {what} is {value!r}, but this package's observations have {size} values "
-                             f"(concordia_env.encoding.OBSERVATION_SIZE); retrain the value net")
-    digest = header["npz_sha256"]
-    if not (isinstance(digest, str) and len(digest) == 64):
-        raise ValueError(f"{json_path}: npz_sha256 must be a sha256 hex digest, got {digest!r}")
+    if arch.get("rows") != ROWS or isinstance(arch.get("rows"), bool):
+        raise ValueError(f"{json_path}: architecture rows must be {ROWS}, got {arch.get('rows')!r}")
     margin = header["margin_scale"]
     if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not 0 < margin < float("inf"):
         raise ValueError(f"{json_path}: margin_scale must be a positive finite number")
-    if not isinstance(header.get("metadata", {}), dict):
-        raise ValueError(f"{json_path}: metadata must be an object")
-    check_header_map(header, json_path)
-    return sizes, heads
 
 
-def _expected(sizes: list[int], heads: list[str]) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
+def _expected(header: dict[str, Any]) -> Layout:
+    """Name -> (shape, dtype) of every array the header's trunk and heads imply."""
+    sizes, heads = header["architecture"]["layer_sizes"], header["architecture"]["heads"]
     f32 = np.dtype("float32")
-    out: dict[str, tuple[tuple[int, ...], np.dtype]] = {}
+    out: Layout = {}
     for i, (n_in, n_out) in enumerate(zip(sizes, sizes[1:])):
         out[f"trunk.{i}.weight"], out[f"trunk.{i}.bias"] = ((n_out, n_in), f32), ((n_out,), f32)
     for h in heads:
@@ -321,3 +264,11 @@ def _expected(sizes: list[int], heads: list[str]) -> dict[str, tuple[tuple[int, 
     out["observation.scale"] = ((sizes[0],), f32)
     out["observation.unbounded"] = ((sizes[0],), np.dtype("bool"))
     return out
+
+
+#: the value net pair (``az``, ``net`` and ``turn`` networks), as :func:`concordia_env.agents.weights.read_pair`
+#: checks it
+VALUE_NET_FORMAT = PairFormat(
+    name=FORMAT_NAME, version=FORMAT_VERSION, kind="value net", fields=("margin_scale",), min_layers=1,
+    activations=ACTIVATIONS, arrays=_expected, check=_check_value_fields,
+    again="save the value net again with this package")

@@ -6,6 +6,9 @@
 * :mod:`concordia_env.integrations.sb3`: :class:`~concordia_env.integrations.sb3.LearnerVecEnv`,
   a stable-baselines3 ``VecEnv`` over the batched env for one learner against random
   opponents played in the compiled kernel (imports stable-baselines3; needs the ``train`` extra).
+* :mod:`concordia_env.integrations.sb3_files`: the reader of stable-baselines3 / sb3-contrib
+  model files (``.zip``) that the ``policy`` agent plays and the training scripts resume and
+  export: spaces and algorithm read from the zip's JSON, torch imported only when a model loads.
 * :mod:`concordia_env.integrations.rllib`: the AEC env as an RLlib multi-agent env with action
   masking (``observations`` key, illegal actions terminate), policy mappings and a masked PPO
   config (needs the ``rllib`` extra).
