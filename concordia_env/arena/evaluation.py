@@ -55,6 +55,7 @@ from ..env import DEFAULT_MAX_TURNS, check_max_turns
 from ..files import write_json_atomic
 from ..game import check_seed, check_setup_args
 from ..state import GameState
+from .game_result import GameResult
 from .pools import Interrupted
 from .records import play_game
 from .runner import Runner
@@ -148,19 +149,14 @@ def _play(task: tuple[str, int, int, tuple[str, ...], bool, int]) -> dict[str, A
     map_name, n, game_seed, specs, intermediate, max_turns = task
     timed = [TimedAgent(a) for a in seat_agents(specs)]
     record = play_game(map_name, n, game_seed, timed, intermediate_scoring=intermediate, max_turns=max_turns)
-    return {**record["result"], "decisions": [t.decisions for t in timed], "act_seconds": [t.seconds for t in timed]}
+    result = GameResult.from_json(record["result"]).timed([t.decisions for t in timed], [t.seconds for t in timed])
+    return result.to_json()
 
 
 def _game_entry(g: int, deal: int, rotation: int, game_seed: int, specs: Sequence[str],
                 played: dict[str, Any]) -> dict[str, Any]:
-    winner = played["winner"]
-    return {
-        "game": g, "deal": deal, "rotation": rotation, "seed": game_seed, "seats": list(specs),
-        "scores": list(played["scores"]), "ranking": list(played["ranking"]),
-        "winner_seat": winner, "winner": None if winner is None else specs[winner],
-        "truncated": bool(played["truncated"]), "turns": int(played["turns"]),
-        "decisions": list(played["decisions"]), "act_seconds": list(played["act_seconds"]),
-    }
+    return GameResult.from_json(played).entry({"game": g, "deal": deal, "rotation": rotation, "seed": game_seed},
+                                              specs)
 
 
 # ---------------------------------------------------------------- the run

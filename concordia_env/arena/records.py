@@ -52,6 +52,7 @@ from concordia_env.state import GOD_COLUMNS, GameState, IllegalActionError, new_
 
 from ..agents.base import Agent
 from ..files import write_text_atomic
+from .game_result import GameResult
 
 RECORD_FORMAT = "concordia-env/game"
 RECORD_VERSION = 1
@@ -75,19 +76,7 @@ def agent_seed(game_seed: int, seat: int) -> int:
 def _result(state: GameState, truncated: bool, unfinished: bool = False) -> dict[str, Any]:
     """The ``result`` block of a record for the state a game stopped in (``unfinished``: a
     partial record, see the module doc; it implies ``truncated``)."""
-    breakdown = state.score_breakdown()
-    result = {
-        "scores": [int(v) for v in breakdown.sum(axis=1)],
-        "vp_breakdown": breakdown.tolist(),
-        "ranking": state.ranking(),
-        "winner": state.winner(),
-        "truncated": bool(truncated),
-        "turns": int(state.field("turn")),
-    }
-    if unfinished:
-        result["truncated"] = True
-        result["unfinished"] = True
-    return result
+    return GameResult.from_state(state, truncated, unfinished).to_json()
 
 
 def play_game(map_name: str, num_players: int, seed: int, agents: Sequence[Agent], *,

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..files import write_json_atomic
+from .game_result import GameResult
 from .records import load_record, read_json_file, short_repr, verify_record
 from .stats import Z95, wilson_interval  # noqa: F401  (Z95: public here too)
 
@@ -46,18 +47,7 @@ def _warn(message: str) -> None:
 
 def _game_summary(game: int, game_seed: int, specs: Sequence[str], result: dict[str, Any]) -> dict[str, Any]:
     """One ``per_game`` entry (see the module doc): the record's result without the VP breakdown."""
-    winner = result["winner"]
-    return {
-        "game": game,
-        "seed": game_seed,
-        "seats": list(specs),
-        "scores": list(result["scores"]),
-        "ranking": list(result["ranking"]),
-        "winner_seat": winner,
-        "winner": None if winner is None else specs[winner],
-        "truncated": bool(result["truncated"]),
-        "turns": int(result["turns"]),
-    }
+    return GameResult.from_json(result).entry({"game": game, "seed": game_seed}, specs)
 
 
 # ---------------------------------------------------------------- settings, output paths, resuming

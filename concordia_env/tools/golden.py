@@ -58,6 +58,7 @@ from typing import Any
 import numpy as np
 
 from ..agents.base import Agent, make_agent
+from ..arena.game_result import GameResult
 from ..arena.records import agent_seed
 from ..data import MAP_NAMES, load_map
 from ..encoding import OBSERVATION_FIELDS, OBSERVATION_LAYOUT, observation
@@ -183,15 +184,8 @@ def _header(game: GoldenGame, state: GameState) -> dict[str, Any]:
 
 
 def _result(state: GameState, steps: int) -> dict[str, Any]:
-    breakdown = state.score_breakdown()
-    return {"result": {
-        "steps": steps,
-        "scores": [int(v) for v in breakdown.sum(axis=1)],
-        "vp_breakdown": breakdown.tolist(),
-        "ranking": state.ranking(),
-        "winner": state.winner(),
-        "turns": int(state.field("turn")),
-    }}
+    end = GameResult.from_state(state, truncated=False).to_json()
+    return {"result": {"steps": steps, **{k: end[k] for k in ("scores", "vp_breakdown", "ranking", "winner", "turns")}}}
 
 
 def play(game: GoldenGame) -> Iterator[dict[str, Any]]:

@@ -1,0 +1,84 @@
+"""How one game ended: the one result type of the arena.
+
+Every harness that plays games (records, tournaments, evaluations, the strength table, the golden
+playthroughs) makes a :class:`GameResult` from the final state and writes the JSON shapes its
+files have always had from it: a record's ``result`` block (:meth:`GameResult.to_json`) and a
+results file's ``per_game`` entry (:meth:`GameResult.entry`), so the shapes cannot drift apart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..state import GameState
+
+
+@dataclass(frozen=True)
+class GameResult:
+    """The end of one game, by seat.
+
+    ``scores``: each seat's VP (final scoring, or as it would count now for a truncated game);
+    ``vp_breakdown``: VP per seat and god; ``ranking``: seats from first to last; ``winner``: the
+    winning seat (None when truncated); ``truncated``: stopped at the card-play limit or left;
+    ``unfinished``: a game left to be continued (implies ``truncated``); ``turns``: card plays;
+    ``decisions`` and ``act_seconds``: per seat, when the agents were timed."""
+
+    scores: tuple[int, ...]
+    ranking: tuple[int, ...]
+    winner: int | None
+    truncated: bool
+    turns: int
+    vp_breakdown: tuple[tuple[int, ...], ...] = ()
+    unfinished: bool = False
+    decisions: tuple[int, ...] | None = None
+    act_seconds: tuple[float, ...] | None = None
+
+    @classmethod
+    def from_state(cls, state: GameState, truncated: bool, unfinished: bool = False) -> GameResult:
+        """The result of a game that stopped in ``state``."""
+        breakdown = state.score_breakdown()
+        return cls(scores=tuple(int(v) for v in breakdown.sum(axis=1)), ranking=tuple(state.ranking()),
+                   winner=state.winner(), truncated=bool(truncated or unfinished),
+                   turns=int(state.field("turn")), vp_breakdown=tuple(tuple(int(v) for v in row) for row in breakdown),
+                   unfinished=bool(unfinished))
+
+    @classmethod
+    def from_json(cls, block: Mapping[str, Any]) -> GameResult:
+        """A result from a record's ``result`` block (timings kept where present); the block's
+        keys must be there (``KeyError``), as a verified record's are."""
+        timed = "decisions" in block
+        return cls(scores=tuple(block["scores"]), ranking=tuple(block["ranking"]), winner=block["winner"],
+                   truncated=bool(block["truncated"]), turns=int(block["turns"]),
+                   vp_breakdown=tuple(tuple(row) for row in block.get("vp_breakdown", ())),
+                   unfinished=bool(block.get("unfinished", False)),
+                   decisions=tuple(block["decisions"]) if timed else None,
+                   act_seconds=tuple(block["act_seconds"]) if timed else None)
+
+    def timed(self, decisions: Sequence[int], act_seconds: Sequence[float]) -> GameResult:
+        """This result with the agents' decisions and ``act`` seconds per seat."""
+        return GameResult(self.scores, self.ranking, self.winner, self.truncated, self.turns, self.vp_breakdown,
+                          self.unfinished, tuple(decisions), tuple(act_seconds))
+
+    def to_json(self) -> dict[str, Any]:
+        """A record's ``result`` block (plus the timings, when timed)."""
+        out: dict[str, Any] = {"scores": list(self.scores), "vp_breakdown": [list(r) for r in self.vp_breakdown],
+                               "ranking": list(self.ranking), "winner": self.winner, "truncated": self.truncated,
+                               "turns": self.turns}
+        if self.unfinished:
+            out["unfinished"] = True
+        if self.decisions is not None and self.act_seconds is not None:
+            out.update(decisions=list(self.decisions), act_seconds=list(self.act_seconds))
+        return out
+
+    def entry(self, where: Mapping[str, Any], specs: Sequence[str]) -> dict[str, Any]:
+        """A results file's ``per_game`` entry: ``where`` (the game's number, seed, deal...) first,
+        then the spec of every seat, the scores, ranking, winning seat and its spec, truncation,
+        card plays, and the timings when timed."""
+        out = {**where, "seats": list(specs), "scores": list(self.scores), "ranking": list(self.ranking),
+               "winner_seat": self.winner, "winner": None if self.winner is None else specs[self.winner],
+               "truncated": self.truncated, "turns": self.turns}
+        if self.decisions is not None and self.act_seconds is not None:
+            out.update(decisions=list(self.decisions), act_seconds=list(self.act_seconds))
+        return out
