@@ -26,6 +26,7 @@ from concordia_env.agents.random_agent import RandomAgent  # noqa: E402
 from concordia_env.arena.records import play_game  # noqa: E402
 from concordia_env.data import load_map  # noqa: E402
 from concordia_env.training import evaluate, plot_curves, train_ppo  # noqa: E402
+from concordia_env.training.ppo import loop as ppo_loop  # noqa: E402
 from concordia_env.training.selfplay import SingleLearnerEnv  # noqa: E402
 
 TINY = ["--total-steps", "2048", "--n-envs", "2", "--n-steps", "512", "--batch-size", "256",
@@ -278,7 +279,7 @@ def test_a_run_that_cannot_start_leaves_no_directory_and_a_half_made_one_is_repo
     def broken(args, vec_env):
         raise ImportError("No module named 'something_optional'")
 
-    monkeypatch.setattr(train_ppo, "new_model", broken)
+    monkeypatch.setattr(ppo_loop, "new_model", broken)  # where train() looks it up
     with pytest.raises(ImportError):
         train_ppo.main(["--map", "italia", "--out", str(out)] + TINY)
     assert not out.exists(), "a run that never started left its directory behind"

@@ -18,6 +18,7 @@ from concordia_env.training import value_data
 
 torch = pytest.importorskip("torch")
 from concordia_env.training import value_train  # noqa: E402 - needs torch
+from concordia_env.training.value import train as value_loop  # noqa: E402 - needs torch
 
 GEN = ["--map", "italia", "--players", "2", "--games", "2", "--agents", "heuristic,random", "--shard-size", "2",
        "--every", "3", "--seed", "5", "--no-progress"]
@@ -133,13 +134,13 @@ def test_interrupt_then_resume_equals_one_run(run_dir: Path, data_dir: Path, tmp
             raise KeyboardInterrupt
         return real(*a, **kw)
 
-    monkeypatch.setattr(value_train, "losses", interrupt_at_call_7)
+    monkeypatch.setattr(value_loop, "losses", interrupt_at_call_7)  # where the training loop looks it up
     argv = TRAIN + ["--data", str(data_dir), "--out", str(out), "--steps", "10"]
     assert value_train.main(argv) == 130
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "step 5" in err[0] and "--resume" in err[0]
     assert torch.load(out / "checkpoint.pt", weights_only=False)["step"] == 5
-    monkeypatch.setattr(value_train, "losses", real)
+    monkeypatch.setattr(value_loop, "losses", real)
     assert value_train.main(argv + ["--resume"]) == 0
     # deterministic: the resumed run ends with the same weights as the uninterrupted one
     assert (out / "value_net.npz").read_bytes() == (run_dir / "value_net.npz").read_bytes()

@@ -1,0 +1,93 @@
+"""The value network in torch: observation scaling, a trunk, a win head over the seats present and a
+VP-margin head (its numpy twin is :class:`concordia_env.agents.value_net.ValueNet`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from concordia_env import encoding
+from concordia_env.agents.value_net import MARGIN_SCALE, ROWS, ValueNet
+
+
+def mlp_trunk(hidden: Sequence[int], activation: str, dropout: float = 0.0,
+              input_dropout: float = 0.0) -> tuple[nn.Sequential, int]:
+    """The networks' shared trunk over the scaled observation: ``Linear -> activation`` per width of
+    ``hidden`` (each followed by dropout when ``dropout > 0``), and its output width. The layers
+    are created in order, so a seeded torch initialises them the same way wherever it is built."""
+    layers: list[nn.Module] = [nn.Dropout(input_dropout)] if input_dropout > 0 else []
+    n_in = encoding.OBSERVATION_SIZE
+    for h in hidden:
+        layers += [nn.Linear(n_in, h), getattr(nn, activation)()]
+        if dropout > 0:
+            layers.append(nn.Dropout(dropout))
+        n_in = h
+    return nn.Sequential(*layers), n_in
+
+
+class ValueModel(nn.Module):
+    """Scaling -> trunk -> win logits masked to present seats (+ margin head); see :mod:`.train`."""
+
+    def __init__(self, scale: np.ndarray, unbounded: np.ndarray, hidden: Sequence[int], activation: str,
+                 margin: bool, dropout: float = 0.0, input_dropout: float = 0.0) -> None:
+        super().__init__()
+        self.register_buffer("scale", torch.as_tensor(scale))
+        self.register_buffer("unbounded", torch.as_tensor(unbounded))
+        # dropout only regularises training (identity in eval mode, absent from the numpy copy): with a
+        # few hundred games a net otherwise memorises each game's setup and its winner
+        self.trunk, n_in = mlp_trunk(hidden, activation, dropout, input_dropout)
+        self.win = nn.Linear(n_in, ROWS)
+        self.margin: nn.Linear | None = nn.Linear(n_in, ROWS) if margin else None
+        self.activation = activation
+        sl = encoding.OBSERVATION_LAYOUT["seat_present"]
+        self.present = slice(sl.start, sl.stop)
+
+    def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """``(win log-shares with absent rows 0, margin / MARGIN_SCALE or None)``, plus absent rows masked."""
+        x = obs.float()
+        present = x[:, self.present] > 0
+        scale, unbounded = self.get_buffer("scale"), self.get_buffer("unbounded")  # typed as tensors
+        x = torch.where(unbounded, torch.log1p(torch.clamp(x, min=0.0)), x * scale)
+        h = self.trunk(x)
+        logp = torch.log_softmax(self.win(h).masked_fill(~present, float("-inf")), dim=1)
+        logp = logp.masked_fill(~present, 0.0)  # 0, not -inf: absent rows have target 0 and 0 * -inf is nan
+        return logp, (self.margin(h) if self.margin is not None else None)
+
+    def to_numpy(self, map_name: str, metadata: dict[str, Any]) -> ValueNet:
+        def lay(m: nn.Linear) -> tuple[np.ndarray, np.ndarray]:
+            return m.weight.detach().cpu().numpy().copy(), m.bias.detach().cpu().numpy().copy()
+        trunk = [lay(m) for m in self.trunk if isinstance(m, nn.Linear)]
+        heads = {"win": lay(self.win)}
+        if self.margin is not None:
+            heads["margin"] = lay(self.margin)
+        return ValueNet(trunk, heads, self.activation, self.get_buffer("scale").cpu().numpy(),
+                        self.get_buffer("unbounded").cpu().numpy(),
+                        map_name=map_name, metadata=metadata)
+
+
+def torch_values(model: ValueModel, obs: np.ndarray) -> np.ndarray:
+    """Win shares ``(B, 5)`` of the torch model (absent rows 0), for comparing with numpy."""
+    with torch.no_grad():
+        logp, _ = model(torch.as_tensor(np.asarray(obs, np.float32)))
+        present = torch.as_tensor(np.asarray(obs)[:, model.present] > 0)
+        return torch.where(present, logp.exp(), 0.0).numpy()
+
+
+def losses(model: ValueModel, obs: torch.Tensor, target: torch.Tensor, margin: torch.Tensor,
+           margin_weight: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(total loss, win cross-entropy)`` of a batch."""
+    logp, m = model(obs)
+    ce = -(target * logp).sum(dim=1).mean()
+    if m is None or margin_weight == 0:
+        return ce, ce
+    present = obs[:, model.present] > 0
+    mse = (((m - margin / MARGIN_SCALE) ** 2) * present).sum() / present.sum()
+    return ce + margin_weight * mse, ce
+
+
+def predict(model: ValueModel, obs: np.ndarray, batch: int = 4096) -> np.ndarray:
+    return np.concatenate([torch_values(model, obs[i:i + batch]) for i in range(0, len(obs), batch)])
