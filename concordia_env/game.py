@@ -7,24 +7,30 @@ good and 2 land + 2 sea colonists, 1 land + 1 sea colonist in Roma, money
 5, 6, 7, 8, 9 in turn order from a random start player, and the Praefectus
 Magnus to the last player in turn order.
 
-Randomness comes from a small SplitMix64 generator written out here, so the
-same seed gives the same game on every machine and every numpy version.
+The setup rules live in one place, the kernel :func:`concordia_env.rules.setup.setup_state`,
+which the host (:func:`initial_state`), the CPU batched env and the GPU env all run; this module
+builds what it reads (:func:`template_state`, :func:`setup_table`). Its randomness comes from a
+small SplitMix64 generator written out in ``uint64`` arithmetic, so the same seed gives the same
+game on every machine and every numpy version (:class:`SplitMix64` is the same generator in Python).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 
 import numpy as np
 
 from . import engine as E
 from .board import build_tables, route_index, stacked_decks
 from .data import MAP_NAMES, Components, MapData, components, load_map
+from .rules.setup import setup_state
 
 
 class SplitMix64:
-    """Tiny deterministic generator (Steele et al. 2014): identical output everywhere."""
+    """Tiny deterministic generator (Steele et al. 2014): identical output everywhere. The same
+    draws as the setup kernel's :func:`~concordia_env.rules.setup.splitmix_next` and
+    :func:`~concordia_env.rules.setup.splitmix_below`, in Python."""
 
     _MASK = (1 << 64) - 1
 
@@ -114,54 +120,28 @@ def check_seed(seed) -> int:
     return int(seed)
 
 
-def initial_state(game: Game, num_players: int, seed: int, intermediate_scoring: bool) -> np.ndarray:
-    """The flat state array of a new game set up from ``seed``."""
+def template_state(game: Game, num_players: int, intermediate_scoring: bool) -> np.ndarray:
+    """What :func:`~concordia_env.rules.setup.setup_state` starts from: the seed-independent part
+    of a new game (storehouses, colonists in Roma, hands, houses, the context fields ...). The
+    fields the seed decides (city goods, markers, decks, display, money, start player, Praefectus
+    Magnus) are left blank here: ``setup_state`` writes every one of them."""
     m, comp = game.map, game.components
-    rng = SplitMix64(seed)
     s = np.zeros(E.STATE_SIZE, dtype=np.int32)
 
     def f(name):
         return E.field_view(s, name)
 
-    n = num_players
-    f("num_players")[()] = n
+    f("num_players")[()] = num_players
     f("num_cities")[()] = m.num_cities
     f("num_provinces")[()] = len(m.province_names)
     f("intermediate")[()] = int(bool(intermediate_scoring))
-    f("concordia")[()] = -1
-    f("ctx_keep_player")[()] = -1
-
-    city_good = f("city_good")
-    city_good[:] = -1
-    for letter in m.letters:
-        tokens = [g for g, count in enumerate(comp.city_tokens[letter]) for _ in range(count)]
-        rng.shuffle(tokens)
-        cities = [c for c in range(m.num_cities) if m.city_letters[c] == letter]
-        for c, g in zip(cities, tokens):
-            city_good[c] = g
-    marker = f("marker_good")
-    marker[:] = -1
-    for q in range(len(m.province_names)):
-        marker[q] = max(city_good[c] for c in range(m.num_cities) if m.city_province[c] == q)
+    for name in ("concordia", "ctx_keep_player", "city_good", "marker_good", "deck", "route_occ", "top",
+                 "colonist"):
+        f(name)[...] = -1
     f("marker_active")[:len(m.province_names)] = 1
-
-    stack: list[int] = []
-    for cards in stacked_decks(comp, n):
-        rng.shuffle(cards)
-        stack += cards
-    deck = f("deck")
-    deck[:] = -1
-    deck[:len(stack)] = stack
-    f("deck_len")[()] = len(stack)
-    f("display")[:] = stack[:E.NDISP]
     f("deck_pos")[()] = E.NDISP
-
-    f("route_occ")[:] = -1
-    f("top")[:] = -1
     col = f("colonist")
-    col[:] = -1
-    start = rng.below(n)
-    for p in range(n):
+    for p in range(num_players):
         f("goods")[p] = comp.starting_goods
         for i in range(comp.colonists_in_roma_per_kind):
             col[p, i] = 0
@@ -169,11 +149,46 @@ def initial_state(game: Game, num_players: int, seed: int, intermediate_scoring:
         for t in comp.starting_hand:
             f("hand")[p, t] += 1
         f("houses_left")[p] = comp.houses
-        f("coins")[(start + p) % n] = comp.starting_money[p]
-    f("start_player")[()] = start
-    f("active")[()] = start
-    f("current")[()] = start
-    f("pm")[()] = (start - 1) % n
     f("phase")[()] = E.PH_PLAY
     return s
 
+
+def setup_table(game: Game, num_players: int) -> np.ndarray:
+    """The setup data :func:`~concordia_env.rules.setup.setup_state` reads, as one flat int32 array:
+
+    ``[letters, (tokens, token goods..., cities, city ids...) per letter, provinces, cities,
+    province of each city..., decks, (cards, card ids...) per deck, players, money per turn position...]``
+    (letters in the map's order, cities ascending, decks in stacking order)."""
+    m, comp = game.map, game.components
+    out: list[int] = [len(m.letters)]
+    for letter in m.letters:
+        tokens = [g for g, count in enumerate(comp.city_tokens[letter]) for _ in range(count)]
+        cities = [c for c in range(m.num_cities) if m.city_letters[c] == letter]
+        if len(tokens) > E.NCARD:
+            raise ValueError(f"letter {letter}: {len(tokens)} city tokens do not fit the deck's {E.NCARD} slots")
+        out += [len(tokens), *tokens, len(cities), *cities]
+    out += [len(m.province_names), m.num_cities, *(int(q) for q in m.city_province)]
+    decks = stacked_decks(comp, num_players)
+    out.append(len(decks))
+    for cards in decks:
+        out += [len(cards), *cards]
+    out += [num_players, *comp.starting_money[:num_players]]
+    return np.asarray(out, np.int32)
+
+
+@lru_cache(maxsize=64)
+def _setup_inputs(game: Game, num_players: int, intermediate_scoring: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(:func:`template_state`, :func:`setup_table`) of a map, player count and option, built once
+    (read only by the setup kernel, never handed out)."""
+    return template_state(game, num_players, intermediate_scoring), setup_table(game, num_players)
+
+
+def initial_state(game: Game, num_players: int, seed: int, intermediate_scoring: bool) -> np.ndarray:
+    """The flat state array of a new game set up from ``seed`` (any int, taken modulo 2**64):
+    :func:`~concordia_env.rules.setup.setup_state`, the same compiled setup the device runs."""
+    template, table = _setup_inputs(game, int(num_players), bool(intermediate_scoring))
+    s = np.empty(E.STATE_SIZE, dtype=np.int32)
+    bits = np.int64(((int(seed) + 2**63) & SplitMix64._MASK) - 2**63)  # seed mod 2**64, as a two's complement int64
+    with np.errstate(over="ignore"):  # uint64 arithmetic wraps by design; numpy scalars (NUMBA_DISABLE_JIT) would warn
+        setup_state(s, template, table, bits)
+    return s

@@ -42,20 +42,25 @@ def _env(simulator: bool) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("map_name", ["imperium", "italia"])
-def test_device_setup_deals_the_same_games_as_initial_state(map_name):
+def test_device_setup_deals_the_games_the_golden_playthroughs_pin(map_name):
+    """The setup the device runs (one kernel, shared with ``initial_state``) gives, from each golden
+    game's seed, the exact initial state whose digest that golden file holds."""
+    from pathlib import Path
+
     from concordia_env.cuda.newgame import setup_state, setup_table, template_state
-    from concordia_env.data import load_map
-    from concordia_env.game import get_game, initial_state
+    from concordia_env.game import get_game
+    from concordia_env.tools.golden import read_golden, state_digest
 
     game = get_game(map_name)
-    seeds = [*range(-20, 200), 2**63 - 1, -(2**63), 987654321987]
-    for n in load_map(map_name).players:
-        for inter in (False, True):
-            table, template = setup_table(game, n), template_state(game, n, inter)
-            s = np.empty_like(template)
-            for seed in seeds:
-                setup_state(s, template, table, np.int64(seed))
-                assert np.array_equal(s, initial_state(game, n, seed, inter)), (n, inter, seed)
+    files = sorted((Path(__file__).parent / "golden").glob(f"{map_name}_*.jsonl.gz"))
+    assert files
+    for path in files:
+        header = read_golden(path)[0]
+        n, inter = header["players"], header["intermediate_scoring"]
+        table, template = setup_table(game, n), template_state(game, n, inter)
+        s = np.empty_like(template)
+        setup_state(s, template, table, np.int64(header["seed"]))
+        assert state_digest(s) == header["initial_state"], path.name
 
 
 @pytest.mark.parametrize("mode", ["win", "rank", "vp"])

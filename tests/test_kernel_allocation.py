@@ -24,6 +24,7 @@ ENTRY_POINTS = {
     "score_player": (E.score_player, "int64(int32[::1], int32[::1], int64, int32[::1])"),
     "random_playout": (E.random_playout, "int64(int32[::1], int32[::1], int8[::1], int64, int64)"),
     "encode": (encoding.encode, "void(int32[::1], int32[::1], int64, int64, float32[::1])"),
+    "setup_state": (E.setup_state, "void(int32[::1], int32[::1], int32[::1], int64)"),
 }
 
 

@@ -1,6 +1,6 @@
 """The rules kernel on a GPU: :class:`ConcordiaCudaVecEnv` (the ``cuda`` extra: ``pip install ".[cuda]"``).
 
-* :mod:`.newgame`: a new game's setup as a kernel (the same draws as :func:`concordia_env.game.initial_state`);
+* :mod:`.newgame`: the old home of the setup kernel, now :mod:`concordia_env.rules.setup` (host and device share it);
 * :mod:`.games`: one game's step, reset, rewards and random playout, as numba kernels calling the rules;
 * :mod:`.kernels`: the ``cuda.jit`` kernels, one thread per game (imports ``numba.cuda``);
 * :mod:`.vector`: the env;

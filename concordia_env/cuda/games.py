@@ -19,7 +19,7 @@ from ..jit import kernel
 from ..rewards import VP_SCALE
 from ..rules.kernel import nth_legal
 from ..rules.scoring import final_place, score_total
-from .newgame import setup_state, splitmix_below
+from ..rules.setup import setup_state, splitmix_below
 
 #: reward modes as the kernels number them (the order of :data:`concordia_env.rewards.REWARD_MODES`)
 REWARD_WIN, REWARD_RANK, REWARD_VP = 0, 1, 2
@@ -32,7 +32,7 @@ PH_OVER, STATE_SIZE = E.PH_OVER, E.STATE_SIZE
 
 @kernel(group="cuda")
 def start_game(s, T, mask, obs, template, R, map_id, seed):
-    """Set up the game of ``seed`` in ``s`` (:func:`~concordia_env.cuda.newgame.setup_state`), fill its
+    """Set up the game of ``seed`` in ``s`` (:func:`~concordia_env.rules.setup.setup_state`), fill its
     legal ``mask`` and the deciding seat's observation ``obs``; returns that seat."""
     setup_state(s, template, R, seed)
     E.legal_mask(s, T, mask)

@@ -16,8 +16,8 @@ and an ended game is reset in the same call. The differences:
 * ``infos`` (``infos=True``, the default) are built on the host for the games that ended, from
   their last states gathered in one transfer, by the same functions as the CPU env's; with
   ``infos=False`` the list is empty and nothing is copied to the host (the fast path).
-* A new game is set up on the device (:mod:`concordia_env.cuda.newgame`), so an auto-reset
-  never goes through the host.
+* A new game is set up on the device (:func:`concordia_env.rules.setup.setup_state`, the host's
+  own setup), so an auto-reset never goes through the host.
 * Illegal actions are checked on the device (one flag read back per step); with
   ``check_actions=False`` that read is skipped and an illegal action is undefined behaviour.
 """
@@ -31,12 +31,11 @@ import numpy as np
 from .. import engine as E
 from ..encoding import OBSERVATION_SIZE, encode, map_id
 from ..env import DEFAULT_MAX_TURNS, check_max_turns
-from ..game import check_seed, check_setup_args, get_game
+from ..game import check_seed, check_setup_args, get_game, setup_table, template_state
 from ..rewards import REWARD_MODES, check_reward_mode, outcome_infos, seat_rewards
 from ..state import GameState, IllegalActionError
 from . import games as G
 from .backend import require_cuda, simulator_requested, to_host, torch_cuda
-from .newgame import setup_table, template_state
 
 OUTPUTS = ("torch", "numba", "numpy")
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1

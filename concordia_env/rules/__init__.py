@@ -13,7 +13,8 @@ Read in this order:
   :mod:`.play` (playing a card, starting its action), :mod:`.tribunus`, :mod:`.architectus`,
   :mod:`.praefectus`, :mod:`.mercator`, :mod:`.colonus`, :mod:`.diplomat`, :mod:`.senator`
   (Senator and Consul), :mod:`.specialists`, :mod:`.storehouse` (production into storehouses and
-  overflow), :mod:`.turn` (ending a turn and the game) and :mod:`.scoring`.
+  overflow), :mod:`.turn` (ending a turn and the game) and :mod:`.scoring`;
+* :mod:`.setup`: a new game's seeded setup, the one the host and the GPU both run.
 
 Every function is a numba kernel defined with :func:`rule`; none allocates memory, so the same
 source can also be compiled for a GPU. The kernel trusts its input: legality is checked by the
@@ -26,11 +27,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from ..jit import kernel
+from .. import jit  # (not ``from ..jit import kernel``: the submodule rules.kernel takes that name)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 def rule(signature: str | None = None, *, inline: str = "never") -> Callable[[F], F]:
     """:func:`concordia_env.jit.kernel` for the rules: every rules kernel compiles in the ``engine`` group."""
-    return kernel(signature, group="engine", inline=inline)
+    return jit.kernel(signature, group="engine", inline=inline)
