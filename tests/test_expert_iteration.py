@@ -387,7 +387,7 @@ def test_bad_input_one_line(tmp_path: Path, capsys: pytest.CaptureFixture) -> No
     fails(["--address", "127.0.0.1:6379"], "--address needs --backend ray")
     if not torch.cuda.is_available():
         fails(["--device", "cuda"], "no CUDA device")
-    for argv, match in ((["--games", "0"], "must be > 0"), (["--map", "nowhere"], "invalid choice"),
+    for argv, match in ((["--games", "0"], "must be >= 1"), (["--map", "nowhere"], "invalid choice"),
                         (["--value-target-mix", "2"], "must lie in [0, 1]"), (["--hidden", "a"], "widths")):
         with pytest.raises(SystemExit) as info:
             X.main(TINY + ["--out", out] + argv)

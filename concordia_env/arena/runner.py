@@ -45,8 +45,11 @@ class Runner:
             run failed.
         unit: what a task is, in the progress bar and the interruption messages ("game", "shard").
         progress: show a tqdm bar on stderr.
-        desc, total, initial, leave: the bar's text, length (default: the number of tasks), starting
-            count (tasks done before, when resuming) and whether it stays after the run.
+        desc, total, initial, leave: the bar's text, length (default: the number of tasks, or the
+            sum of ``sizes``), starting count (done before, when resuming) and whether it stays after
+            the run.
+        sizes: what each task counts for on the bar (default 1 each), counted in ``bar_unit``
+            (default ``unit``): a shard of several games, say.
         graceful: whether a first Ctrl-C lets the tasks in flight finish (else it kills them).
         one_blas: one BLAS thread in this process during the run, as in the workers, so that runs
             side by side do not oversubscribe the cores.
@@ -55,12 +58,15 @@ class Runner:
     def __init__(self, fn: Callable[[Any], Any], tasks: Sequence[Any], *, workers: int = 1,
                  pool: Executor | None = None, unit: str = "game", progress: bool = False,
                  desc: str | None = None, total: int | None = None, initial: int = 0, leave: bool = False,
-                 graceful: bool = True, one_blas: bool = True) -> None:
+                 sizes: Sequence[int] | None = None, bar_unit: str | None = None, graceful: bool = True,
+                 one_blas: bool = True) -> None:
         self.fn, self.tasks, self.unit, self.graceful, self.one_blas = fn, list(tasks), unit, graceful, one_blas
         self.window = max(1, min(workers, len(self.tasks)))
         self.pool = pool
-        self.bar_options = {"total": len(self.tasks) + initial if total is None else total, "initial": initial,
-                            "disable": not progress, "unit": unit, "desc": desc, "leave": leave}
+        self.sizes = [1] * len(self.tasks) if sizes is None else list(sizes)
+        self.bar_options = {"total": sum(self.sizes) + initial if total is None else total, "initial": initial,
+                            "disable": not progress, "unit": bar_unit or unit, "desc": desc, "leave": leave,
+                            "file": sys.stderr}
         self.bar: Any = None
         self.interrupts: Interrupts | None = None
         self._work: PoolWork | None = None
@@ -90,7 +96,7 @@ class Runner:
             raise RuntimeError("iterate a Runner inside its with block")
         for i, result in self._work:
             yield i, result
-            self.bar.update()
+            self.bar.update(self.sizes[i])
 
     @property
     def cut_short(self) -> bool:

@@ -16,6 +16,7 @@ import torch
 from concordia_env.agents.numpy_policy import ACTIVATIONS
 from concordia_env.agents.value_net import ValueNet
 from concordia_env.arena.pools import sigterm_as_ctrl_c
+from concordia_env.arguments import fraction, layer_widths, positive_float, positive_int
 from concordia_env.data import MAP_NAMES
 from concordia_env.game import check_setup_args
 
@@ -25,35 +26,11 @@ from .train import _Interrupted
 
 
 def _positive(kind: type) -> Any:
-    def parse(text: str) -> Any:
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a{'n integer' if kind is int else ' number'}") from None
-        if not value > 0:
-            raise argparse.ArgumentTypeError(f"{text!r} must be > 0")
-        return value
-    return parse
+    """The argument type of a positive ``kind`` (int or float), from :mod:`concordia_env.arguments`."""
+    return positive_int if kind is int else positive_float
 
 
-def _fraction(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"{text!r} must lie in [0, 1]")
-    return value
-
-
-def _widths(text: str) -> list[int]:
-    try:
-        widths = [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of widths") from None
-    if not widths or min(widths) < 1:
-        raise argparse.ArgumentTypeError(f"{text!r}: give positive layer widths, e.g. 128 or 256,128")
-    return widths
+_fraction, _widths = fraction, layer_widths  # the names this module's options used before
 
 
 def _description() -> str:

@@ -49,6 +49,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from concordia_env.arguments import layer_widths, non_negative_int, positive_int
 from concordia_env.data import MAP_NAMES
 from concordia_env.extras import install_hint
 from concordia_env.game import check_setup_args
@@ -59,36 +60,6 @@ PROG = "python -m concordia_env.training.ppo.rllib"
 INSTALL_HINT = install_hint("rllib")
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
-    return value
-
-
-def _non_negative(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
-    return value
-
-
-def _hiddens(text: str) -> list[int]:
-    try:
-        sizes = [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: give layer sizes as a comma list, e.g. 64,64") from None
-    if not sizes or min(sizes) < 1:
-        raise argparse.ArgumentTypeError(f"{text!r}: give at least one layer size, each >= 1")
-    return sizes
-
-
 def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     """The parser of the command; ``prog`` is the command named in its usage and errors."""
     p = argparse.ArgumentParser(prog=prog,
@@ -96,31 +67,31 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     p.add_argument("--map", default="italia", choices=MAP_NAMES, help="(default italia)")
     p.add_argument("--players", type=int, default=2, help="seats (Imperium 3-5, Italia 2-4; default 2)")
     p.add_argument("--reward", default="win", choices=REWARD_MODES, help="terminal reward (default win)")
-    p.add_argument("--max-turns", type=_positive, default=1000, help="truncate games after this many card plays "
+    p.add_argument("--max-turns", type=positive_int, default=1000, help="truncate games after this many card plays "
                    "(default 1000)")
-    p.add_argument("--iterations", type=_positive, default=20, help="training iterations (default 20)")
+    p.add_argument("--iterations", type=positive_int, default=20, help="training iterations (default 20)")
     p.add_argument("--out", default="runs/rllib", help="run folder (default runs/rllib)")
     p.add_argument("--address", default=None, metavar="ADDR",
                    help="connect to the Ray cluster at HOST:PORT, ray://HOST:10001 or auto "
                         "(default: start Ray on this machine)")
-    p.add_argument("--num-cpus", type=_positive, default=None, help="CPUs of the local Ray instance (default all)")
-    p.add_argument("--env-runners", type=_non_negative, default=0,
+    p.add_argument("--num-cpus", type=positive_int, default=None, help="CPUs of the local Ray instance (default all)")
+    p.add_argument("--env-runners", type=non_negative_int, default=0,
                    help="remote env runners (one CPU each; 0 = sample in this process; default 0)")
-    p.add_argument("--envs-per-runner", type=_positive, default=1, help="envs per env runner (default 1)")
-    p.add_argument("--batch-size", type=_positive, default=4000, help="env steps per training batch (default 4000)")
-    p.add_argument("--minibatch-size", type=_positive, default=500, help="SGD minibatch (default 500)")
-    p.add_argument("--epochs", type=_positive, default=4, help="passes over each batch (default 4)")
+    p.add_argument("--envs-per-runner", type=positive_int, default=1, help="envs per env runner (default 1)")
+    p.add_argument("--batch-size", type=positive_int, default=4000, help="env steps per training batch (default 4000)")
+    p.add_argument("--minibatch-size", type=positive_int, default=500, help="SGD minibatch (default 500)")
+    p.add_argument("--epochs", type=positive_int, default=4, help="passes over each batch (default 4)")
     p.add_argument("--lr", type=float, default=3e-4, help="learning rate (default 3e-4)")
-    p.add_argument("--hiddens", type=_hiddens, default=[64, 64], help="MLP layer sizes (default 64,64)")
+    p.add_argument("--hiddens", type=layer_widths, default=[64, 64], help="MLP layer sizes (default 64,64)")
     p.add_argument("--activation", default="tanh", choices=("tanh", "relu"), help="(default tanh)")
     p.add_argument("--seed", type=int, default=0, help="RLlib's seed and the evaluation's (default 0)")
-    p.add_argument("--checkpoint-every", type=_non_negative, default=10,
+    p.add_argument("--checkpoint-every", type=non_negative_int, default=10,
                    help="checkpoint every N iterations (0: at the end only; default 10)")
-    p.add_argument("--eval-games", type=_non_negative, default=None,
+    p.add_argument("--eval-games", type=non_negative_int, default=None,
                    help="tournament games after training, a multiple of players (0: none; default 4 x players)")
     p.add_argument("--eval-opponent", default="random", metavar="SPEC",
                    help="agent spec of the other seats in the evaluation (default random)")
-    p.add_argument("--eval-workers", type=_positive, default=1, help="evaluation worker processes (default 1)")
+    p.add_argument("--eval-workers", type=positive_int, default=1, help="evaluation worker processes (default 1)")
     return p
 
 

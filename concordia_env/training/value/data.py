@@ -71,8 +71,9 @@ import numpy as np
 from concordia_env import encoding
 from concordia_env.agents import make_agent
 from concordia_env.agents.mcts import evaluate
-from concordia_env.arena.pools import Interrupted, PoolWork, pool_closed, process_pool, stop_signals
+from concordia_env.arena.pools import Interrupted, process_pool
 from concordia_env.arena.records import play_game
+from concordia_env.arena.runner import Runner
 from concordia_env.data import MAP_NAMES, load_map
 from concordia_env.engine import MAXP
 from concordia_env.files import write_bytes_atomic
@@ -328,25 +329,16 @@ def generate(cfg: DataConfig, games: int, out: str | os.PathLike, workers: int =
     pool, window = _shard_pool(min(workers, len(todo)), backend, address) if todo else (None, 1)
     t0 = time.perf_counter()
     done_games = done_pos = 0
-    bar = None
-    with pool_closed(pool), stop_signals("shard") as interrupts:
-        shards = PoolWork(_build, [(cfg, i, shard_games(cfg, games, i)) for i in todo], pool, window, interrupts)
-        if progress:  # after the first shards are submitted: the workers fork before tqdm's thread starts
-            from tqdm import tqdm
-            bar = tqdm(total=sum(len(shard_games(cfg, games, i)) for i in todo), unit="game", file=sys.stderr)
-        try:
-            for k, (data, n_games, n_pos) in shards:
-                write_bytes_atomic(shard_path(out, todo[k]), data)
-                done_games += n_games
-                done_pos += n_pos
-                if bar is not None:
-                    bar.update(n_games)
-                    bar.set_postfix(pos=done_pos)
-        finally:
-            if bar is not None:
-                bar.close()
-        if shards.cut_short:  # stopped: the shards in flight are written
-            raise Interrupted()
+    tasks = [(cfg, i, shard_games(cfg, games, i)) for i in todo]
+    with Runner(_build, tasks, workers=window, pool=pool, unit="shard", progress=progress, leave=True,
+                sizes=[len(task[2]) for task in tasks], bar_unit="game", one_blas=False) as run:
+        for k, (data, n_games, n_pos) in run:
+            write_bytes_atomic(shard_path(out, todo[k]), data)
+            done_games += n_games
+            done_pos += n_pos
+            run.bar.set_postfix(pos=done_pos)
+    if run.cut_short:  # stopped: the shards in flight are written
+        raise Interrupted()
     wall = time.perf_counter() - t0
     return {"shards": n_shards, "skipped_shards": skipped, "games": done_games, "positions": done_pos,
             "seconds": round(wall, 2), "positions_per_s": round(done_pos / wall, 1) if wall else None,
