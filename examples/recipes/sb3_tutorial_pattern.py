@@ -16,7 +16,7 @@ own final reward: it sees all of them.
 The script trains ``MaskablePPO`` briefly on the tutorial pattern (``ActionMasker`` + ``MaskablePPO``,
 as the tutorial does), then plays ``--games`` games with that policy through both envs and prints the
 fraction of the final rewards paid that reached the learner, by count of seats and by absolute value.
-Run ``python training/recipes/sb3_tutorial_pattern.py`` (10 games) or ``--games 40 --players 4``.
+Run ``python examples/recipes/sb3_tutorial_pattern.py`` (10 games) or ``--games 40 --players 4``.
 Tested with stable-baselines3 and sb3-contrib 2.9 and gymnasium 1.4.
 """
 

@@ -17,7 +17,7 @@ What it shows:
   the other seats played inside ``step()``) instead: every episode ends on the learner's own step, so
   every final reward is its own. Prefer it for training one policy with Tianshou.
 
-Run ``python training/recipes/tianshou_pettingzoo.py`` (tiny defaults), or, e.g.,
+Run ``python examples/recipes/tianshou_pettingzoo.py`` (tiny defaults), or, e.g.,
 ``--setup single --steps 200000 --envs 8``. Tested with tianshou 2.0.1, pettingzoo 1.27, gymnasium 1.4.
 """
 

@@ -5,7 +5,7 @@ played once per seat rotation, each agent reset with the game's seat seed) and p
 line: games, truncated games, the games a `net` seat won, the games in which the guard acted, the decisions of the `net`
 seats, how many of them the guard handed to the heuristic, and the game lengths.
 
-    python training/release/ablation/stall_guard/guard_share.py --map italia --lineup net,random --deals 100
+    python releases/ablation/stall_guard/guard_share.py --map italia --lineup net,random --deals 100
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ What it shows:
   over the whole trajectory (each seat's value of its own view), then the loss on the deciding seat's
   rows only (``("agents", "mask")``), since the other rows' actions were never played.
 
-Run ``python training/recipes/torchrl_pettingzoo.py`` (tiny defaults, a few seconds) or, e.g.,
+Run ``python examples/recipes/torchrl_pettingzoo.py`` (tiny defaults, a few seconds) or, e.g.,
 ``--map imperium --players 4 --frames 200000 --frames-per-batch 4000``. Tested with torchrl 0.14.1,
 tensordict 0.14.3 and torch 2.13.
 """

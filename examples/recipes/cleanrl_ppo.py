@@ -16,7 +16,7 @@ What it shows:
   Illegal logits are set to the dtype's minimum before the softmax, as in CleanRL's masked PPO variants.
 * Truncated episodes (``max_turns``) are treated as ended, as CleanRL's PPO does.
 
-Run ``python training/recipes/cleanrl_ppo.py`` (1,024 steps, seconds), or, e.g.,
+Run ``python examples/recipes/cleanrl_ppo.py`` (1,024 steps, seconds), or, e.g.,
 ``--map imperium --players 4 --envs 8 --steps 1000000``. Tested with gymnasium 1.4 and torch 2.13.
 """
 
