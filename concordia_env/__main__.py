@@ -11,10 +11,10 @@ import argparse
 import random
 import sys
 
+from ._internal.jit import compile_kernels
 from .data import MAP_NAMES
+from .display.render import TurnPrinter, score_table
 from .game import check_setup_args
-from .jit import compile_kernels
-from .render import TurnPrinter, score_table
 from .state import GameState, new_game
 
 
@@ -34,7 +34,7 @@ def play_random_game(state: GameState, seed: int, out=sys.stdout, verbose: bool 
 
 def print_result(state: GameState, out=sys.stdout) -> None:
     """Scores with the per-god breakdown, and the winner once the game is over
-    (:func:`concordia_env.render.score_table`: a game still running, a partial record, has none)."""
+    (:func:`concordia_env.display.render.score_table`: a game still running, a partial record, has none)."""
     print("\n" + score_table(state), file=out)
 
 

@@ -25,8 +25,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import engine as E
+from ._internal.jit import kernel
 from .data import MAP_NAMES, components
-from .jit import kernel
 from .rules.quantities import card_any, card_goods
 from .rules.scoring import god_scores
 

@@ -51,9 +51,9 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from . import engine as E
+from .display.render import state_to_text
 from .encoding import OBSERVATION_LAYOUT, OBSERVATION_SIZE, encode, map_id, observation_bounds
 from .game import check_seed, check_setup_args, get_game
-from .render import state_to_text
 from .rewards import check_reward_mode, outcome_infos, seat_rewards
 from .state import GameState, IllegalActionError, new_game
 from .turns import DEFAULT_CANDIDATES, TurnDecision, check_candidates, check_decisions
@@ -102,7 +102,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's naming convention)
     Args:
         map_name: "imperium" (3–5 players) or "italia" (2–4 players).
         num_players: seats in the game.
-        render_mode: None, "ansi" (text), "rgb_array" (a 1280x800 picture, :mod:`concordia_env.picture`)
+        render_mode: None, "ansi" (text), "rgb_array" (a 1280x800 picture, :mod:`concordia_env.display.picture`)
             or "human" (the same picture in a matplotlib window).
         intermediate_scoring: play with the intermediate-scoring variant.
         reward: "win" (+1 winner, -1/(n-1) others), "rank" (+1 first .. -1 last) or
@@ -320,7 +320,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's naming convention)
         if self.render_mode == "ansi":
             return state_to_text(self.game_state)
         if self.render_mode == "rgb_array":
-            from .picture import render_rgb
+            from .display.picture import render_rgb
 
             return render_rgb(self.game_state)
         self._render_human()
@@ -329,7 +329,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's naming convention)
     def _render_human(self) -> None:
         import matplotlib.pyplot as plt
 
-        from .picture import FIGSIZE, draw_state
+        from .display.picture import FIGSIZE, draw_state
 
         if self._figure is None or not plt.fignum_exists(self._figure.number):
             self._figure = plt.figure(figsize=FIGSIZE, dpi=80)  # 1280x800: fits a laptop screen

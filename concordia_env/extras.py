@@ -1,14 +1,13 @@
-"""How a message tells the user to install one of the package's optional extras.
+"""Moved: this is :mod:`concordia_env._internal.extras` now.
 
-The package is installed from its source folder (it is not on the package index), so the hint
-names the extra as pip takes it there: ``pip install ".[train]"`` run in the concordia-env
-folder. One function, so every "missing package" message says it the same way."""
+The package's internals are together in the private package :mod:`concordia_env._internal`. For one
+release this module keeps ``import concordia_env.extras`` working by re-exporting the public names
+of the new module; import them from there instead. It holds no code of its own: to patch an
+attribute (a test's monkeypatch), patch the new module.
+"""
 
 from __future__ import annotations
 
+from ._internal.extras import install_hint
 
-def install_hint(extra: str, alternative: str | None = None) -> str:
-    """``pip install ".[EXTRA]"`` (in the concordia-env source folder), with ``alternative`` (the
-    bare third-party package, say) after it when given."""
-    hint = f'pip install ".[{extra}]" in the concordia-env source folder'
-    return f"{hint} (or: {alternative})" if alternative else hint
+__all__ = ["install_hint"]

@@ -226,7 +226,7 @@ class GameState:
                 f"player {self.current_player} '{self.phase_name}'>")
 
     def __str__(self) -> str:
-        from .render import state_to_text
+        from .display.render import state_to_text
 
         return state_to_text(self)
 

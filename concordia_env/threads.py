@@ -1,79 +1,13 @@
-"""numpy's BLAS threads: one per process where games run in parallel processes.
+"""Moved: this is :mod:`concordia_env._internal.threads` now.
 
-The networks of the learned agents multiply small matrices; with several game processes,
-OpenBLAS's own threads on them made an ``az`` search 4 times slower on 2 cores (1.0 instead of
-0.24 ms per simulation; a self-play generation took 707 s instead of 58 s). Every pool of game
-workers therefore sets one BLAS thread per process
-(:func:`concordia_env.arena.pools.game_worker_init`), and games played in the caller's
-process do the same for their duration (:func:`one_blas_thread`): two such processes side by side
-(two strength workers at ``--workers 1``) made ``net`` take 25-36 ms a decision instead of 0.5 ms,
-its BLAS threads waiting for a core the other process held.
+The package's internals are together in the private package :mod:`concordia_env._internal`. For one
+release this module keeps ``import concordia_env.threads`` working by re-exporting the public names
+of the new module; import them from there instead. It holds no code of its own: to patch an
+attribute (a test's monkeypatch), patch the new module.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
-from typing import Any
+from ._internal.threads import blas_threads, one_blas_thread
 
-_BLAS_SETTERS = ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads_64_",
-                 "openblas_set_num_threads64_", "openblas_set_num_threads")
-_BLAS_GETTERS = ("scipy_openblas_get_num_threads64_", "scipy_openblas_get_num_threads_64_",
-                 "openblas_get_num_threads64_", "openblas_get_num_threads")
-
-
-def _openblas_libraries() -> list[Any]:
-    """The OpenBLAS libraries loaded in this process (numpy's), as ctypes handles (Linux only)."""
-    import ctypes
-
-    try:
-        maps = Path("/proc/self/maps").read_text()
-    except OSError:
-        return []
-    paths = sorted({line.split()[-1] for line in maps.splitlines() if "openblas" in line.lower() and "/" in line})
-    libs = []
-    for path in paths:
-        try:
-            libs.append(ctypes.CDLL(path))
-        except OSError:
-            pass
-    return libs
-
-
-def blas_threads(n: int | None) -> int | None:
-    """Set numpy's BLAS threads to ``n`` (None: leave them) and return the previous count (None if
-    unknown). Games run one per process; with several processes, OpenBLAS's own threads on the
-    network's small matrix products made the search 4 times slower on 2 cores (1.0 instead of
-    0.24 ms per simulation), so self-play and evaluation run with one BLAS thread per process. A
-    best effort: threadpoolctl if installed, else OpenBLAS's own setter."""
-    try:
-        from threadpoolctl import threadpool_info, threadpool_limits
-    except ImportError:
-        pass
-    else:
-        before = next((int(i["num_threads"]) for i in threadpool_info() if i.get("user_api") == "blas"), None)
-        if n is not None:
-            threadpool_limits(n, user_api="blas")
-        return before
-    before = None
-    for lib in _openblas_libraries():
-        get = next((getattr(lib, f) for f in _BLAS_GETTERS if hasattr(lib, f)), None)
-        put = next((getattr(lib, f) for f in _BLAS_SETTERS if hasattr(lib, f)), None)
-        if get is not None:
-            before = int(get())
-        if put is not None and n is not None:
-            put(int(n))
-    return before
-
-
-@contextmanager
-def one_blas_thread() -> Iterator[None]:
-    """One BLAS thread while the block runs (games played in this process), the previous count
-    after it. The products are split by rows and columns, never along the summed dimension, so
-    the numbers, and the moves, are the same as with more threads; only the waiting goes."""
-    before = blas_threads(1)
-    try:
-        yield
-    finally:
-        blas_threads(before)
+__all__ = ["blas_threads", "one_blas_thread"]

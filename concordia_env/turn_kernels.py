@@ -8,9 +8,9 @@ import numpy as np
 
 from . import encoding
 from . import engine as E
+from ._internal.jit import kernel
 from .agents.heuristic import position_value, step_values
 from .encoding import OBSERVATION_SIZE, encode
-from .jit import kernel
 
 #: the most candidates a decision offers, unless asked otherwise
 DEFAULT_CANDIDATES = 32

@@ -28,11 +28,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import engine as E
+from ._internal.shorten import SHORT_DIGITS, cut_numbers, short_number  # noqa: F401  (public here too)
 from .data import MAP_NAMES
 from .game import Game, get_game
 from .invariants import *  # noqa: F403  (the violation codes C_* and the bounds MAX_*, re-exported)
 from .invariants import MAX_COINS, MAX_TURN, MAXERR, describe_rows, find_violations
-from .shorten import SHORT_DIGITS, cut_numbers, short_number  # noqa: F401  (public here too)
 
 if TYPE_CHECKING:
     from .state import GameState

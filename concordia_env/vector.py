@@ -41,10 +41,10 @@ from typing import Any
 import numpy as np
 
 from . import engine as E
+from ._internal.jit import kernel
 from .encoding import OBSERVATION_SIZE, encode, map_id
 from .env import DEFAULT_MAX_TURNS, check_max_turns
 from .game import check_seed, check_setup_args, get_game, initial_state
-from .jit import kernel
 from .rewards import check_reward_mode, outcome_infos, seat_rewards
 from .state import GameState, IllegalActionError
 from .turns import DEFAULT_CANDIDATES, TurnDecision, check_candidates, check_decisions

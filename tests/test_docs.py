@@ -2,7 +2,7 @@
 cited tests and examples exist and work.
 
 Pages: README.md and docs/*.md (notebooks/README.md for links too). The training checks compare
-docs/training.md with what training/release/ records of the runs that made the released policies."""
+docs/training.md with what releases/ records of the runs that made the released policies."""
 
 from __future__ import annotations
 
@@ -22,13 +22,13 @@ from concordia_env.data import MAP_NAMES, load_map
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
-RELEASE = ROOT / "training" / "release"
+RELEASE = ROOT / "releases"
 PAGES = [ROOT / "README.md", *sorted(DOCS.glob("*.md"))]
 LINKED_PAGES = [*PAGES, ROOT / "notebooks" / "README.md"]
 
 # the layout of the repository when the released runs were made -> today's (see docs/training.md)
 OLD_TO_NEW = (("training/train_ppo.py", "python -m concordia_env.training.train_ppo"),
-              ("agents/policies/", "training/release/"))
+              ("agents/policies/", "releases/"))
 
 
 def read(path: Path) -> str:
@@ -96,7 +96,7 @@ def test_architecture_field_tables_match_the_engine(which):
 
 def test_strength_figures_match_the_committed_tournament_results():
     text = read(DOCS / "agents.md")
-    files = sorted((ROOT / "agents" / "results").glob("*.json"))
+    files = sorted((ROOT / "results").glob("*.json"))
     assert len(files) >= 2
     for path in files:
         res = json.loads(read(path))
@@ -108,7 +108,7 @@ def test_strength_figures_match_the_committed_tournament_results():
                  f"mean {a['mean_vp']:.1f} VP against {other_vp:.1f}")
         assert claim in text, claim
         command = (f"concordia tournament --map {res['map']} --players {res['players']} --agents {','.join(res['agents'])} "
-                   f"--games {res['games']} --seed {res['seed']} --workers 2 --out agents/results/{path.name}")
+                   f"--games {res['games']} --seed {res['seed']} --workers 2 --out results/{path.name}")
         assert command in text, command
         assert res["truncated"] == 0
 
@@ -116,7 +116,7 @@ def test_strength_figures_match_the_committed_tournament_results():
 def test_self_play_table_matches_the_committed_results():
     """Games end: every agent against copies of itself, none truncated, as the files say."""
     text = read(DOCS / "agents.md")
-    files = sorted((ROOT / "agents" / "results" / "self_play").glob("*.json"))
+    files = sorted((ROOT / "results" / "self_play").glob("*.json"))
     assert len(files) == 12
     for path in files:
         res = json.loads(read(path))
@@ -169,9 +169,9 @@ def test_documented_evaluation_command_matches_the_results(map_name):
         policy = policy.replace(old, new)
     # (the release's command: training.md also shows evaluating a short run of one's own)
     (command,) = [c for c in documented_commands(text, "python -m concordia_env.training.evaluate")
-                  if f"--map {map_name} " in c and "--out training/release/" in c]
+                  if f"--map {map_name} " in c and "--out releases/" in c]
     assert f"--policy {policy} " in command
-    assert f"--seed {results['seed']} " in command and f"--out training/release/eval_{map_name}.json" in command
+    assert f"--seed {results['seed']} " in command and f"--out releases/eval_{map_name}.json" in command
     games = int(re.search(r"--games (\d+)", command).group(1))
     opponents = re.findall(r"--vs (\S+)", command)
     assert {m["opponent"] for m in results["matchups"]} == set(opponents)

@@ -1,4 +1,4 @@
-"""concordia_env.files: a file is either the previous one or the complete new one, never truncated."""
+"""concordia_env._internal.files: a file is either the previous one or the complete new one, never truncated."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import stat
 
 import pytest
 
-from concordia_env import files
+from concordia_env._internal import files  # (the module itself: a test patches through it)
 
 
 def test_written_json_reads_back_with_a_final_newline_and_readable_permissions(tmp_path):

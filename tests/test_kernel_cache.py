@@ -8,8 +8,8 @@ sources, found from the decorators and the imports (no list kept by hand)."""
 import zlib
 from pathlib import Path
 
-from concordia_env import jit
-from concordia_env.jit import PACKAGE_DIR
+from concordia_env._internal import jit  # (the module itself: tests patch its attributes)
+from concordia_env._internal.jit import PACKAGE_DIR
 
 
 def _name(path: Path) -> str:

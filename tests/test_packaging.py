@@ -62,15 +62,16 @@ def test_wheel_installs_only_the_concordia_env_namespace(built):
         entry_points = whl.read(f"{dist_info}/entry_points.txt").decode()
         wheel_meta = whl.read(f"{dist_info}/METADATA").decode()
     assert top == {"concordia_env", dist_info}, top
-    for needed in ("concordia_env/py.typed", "concordia_env/viewer/template.html", "concordia_env/viewer/draw.js",
-                   "concordia_env/viewer/draw.css", "concordia_env/server/page.html", "concordia_env/data/maps.json",
+    for needed in ("concordia_env/py.typed", "concordia_env/display/viewer/template.html",
+                   "concordia_env/display/viewer/draw.js", "concordia_env/display/viewer/draw.css",
+                   "concordia_env/server/page.html", "concordia_env/data/maps.json",
                    "concordia_env/data/components.json", f"{dist_info}/licenses/LICENSE"):
         assert needed in names, needed
     policies = {n for n in names if n.startswith("concordia_env/agents/policies/")}
     assert {f"concordia_env/agents/policies/ppo_{m}.{ext}" for m in ("imperium", "italia")
             for ext in ("npz", "json")} <= policies
-    assert not [n for n in names if n.endswith(".zip")], "torch policy zips belong in training/release/"
-    assert not [n for n in names if n.startswith(("tests/", "agents/", "training/"))]
+    assert not [n for n in names if n.endswith(".zip")], "torch policy zips belong in releases/"
+    assert not [n for n in names if n.startswith(("tests/", "results/", "releases/", "examples/"))]
     assert "concordia = concordia_env.cli:main" in entry_points
     assert "License-Expression: MIT" in wheel_meta
     assert f"Version: {concordia_env.__version__}" in wheel_meta

@@ -1,4 +1,4 @@
-"""The recipes for other RL libraries (training/recipes/, docs/recipes.md), each run with its tiny defaults.
+"""The recipes for other RL libraries (examples/recipes/, docs/recipes.md), each run with its tiny defaults.
 
 What each asserts is the point of its recipe: TorchRL and Tianshou pay every seat its final reward on
 the step that ends a game; the CleanRL-style loop never hands the sampler an all-zero mask (and
@@ -21,7 +21,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("stable_baselines3")
 pytest.importorskip("sb3_contrib")
 
-RECIPES = Path(__file__).resolve().parents[1] / "training" / "recipes"
+RECIPES = Path(__file__).resolve().parents[1] / "examples" / "recipes"
 
 
 def load(name: str) -> ModuleType:

@@ -1,5 +1,5 @@
 """The released learned nets (concordia_env/agents/policies/az_{map}.npz + .json) are the very nets the
-expert-iteration runs in training/release/az_{map}/ logged: same bytes (sha256), same data sizes, and
+expert-iteration runs in releases/az_{map}/ logged: same bytes (sha256), same data sizes, and
 the run's recorded command says how to make them again."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from concordia_env.agents.az import released_net_path
 from concordia_env.data import MAP_NAMES
 
 ROOT = Path(__file__).resolve().parents[1]
-RELEASE = ROOT / "training" / "release"
+RELEASE = ROOT / "releases"
 
 
 def _log(map_name: str) -> list[dict]:

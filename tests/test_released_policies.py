@@ -1,5 +1,5 @@
 """The released policies (concordia_env/agents/policies/ppo_{map}.npz + .json): present, small, playable
-with numpy alone (torch blocked), the very moves of the torch originals in training/release/ppo_{map}.zip,
+with numpy alone (torch blocked), the very moves of the torch originals in releases/ppo_{map}.zip,
 legal in every player count; and the torch originals still load as policy files."""
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from concordia_env.engine import NUM_ACTIONS
 from concordia_env.state import new_game
 
 ROOT = Path(__file__).resolve().parents[1]
-RELEASE = ROOT / "training" / "release"
+RELEASE = ROOT / "releases"
 #: float32 weights of the 2378-128-128-402 actor, deflated, are about 1.39 MB (float16 would halve that)
 MAX_BYTES = 1_500_000
 #: decisions (two or more legal actions) compared with the torch original, per map
@@ -40,7 +40,7 @@ def test_released_file_is_small_and_loads(map_name):
     policy = NumpyPolicy.load(path)
     assert policy.layer_sizes == [encoding.OBSERVATION_SIZE, 128, 128, NUM_ACTIONS] and policy.activation == "Tanh"
     assert policy.map_name == map_name and policy.metadata["algorithm"] == "MaskablePPO"
-    # exported from the torch original kept in training/release
+    # exported from the torch original kept in releases
     source = policy.metadata["source"]
     assert source["file"] == f"ppo_{map_name}.zip"
     assert source["sha256"] == hashlib.sha256((RELEASE / source["file"]).read_bytes()).hexdigest()

@@ -19,7 +19,7 @@ from concordia_env.arena.strength import cli as st_cli
 from concordia_env.arena.tournament import wilson_interval
 
 ROOT = Path(__file__).resolve().parents[1]
-COMMITTED = ROOT / "agents" / "results" / "strength"
+COMMITTED = ROOT / "results" / "strength"
 
 TINY = {
     "format": "concordia-env/strength-config", "version": 1,

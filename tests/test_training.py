@@ -135,8 +135,8 @@ def test_resume_continues_the_step_count_and_refills_the_pool(tmp_path):
 
 
 def test_resume_from_a_zip_of_the_earlier_layout(tmp_path):
-    # training/release/ppo_italia.zip pickled its features extractor as agents.nets.ObservationScaler
-    released = REPO / "training" / "release" / "ppo_italia.zip"
+    # releases/ppo_italia.zip pickled its features extractor as agents.nets.ObservationScaler
+    released = REPO / "releases" / "ppo_italia.zip"
     start = train_ppo.checkpoint_step(released)
     assert start > 6_000_000
     args = ["--map", "italia", "--out", str(tmp_path), "--resume", str(released)] + TINY

@@ -20,8 +20,8 @@ from __future__ import annotations
 import numpy as np
 
 from concordia_env import engine as E
+from concordia_env._internal.jit import kernel
 from concordia_env.encoding import OBSERVATION_SIZE, encode, map_id
-from concordia_env.jit import kernel
 from concordia_env.state import GameState
 
 NUM_ACTIONS = E.NUM_ACTIONS

@@ -173,7 +173,7 @@ class AZAgent(_NetUser, MCTSAgent):
         leaf_mix: weight of the heuristic's leaf value blended with the network's (0: the network alone).
         prior_mix: weight of the heuristic's priors blended with the network's (0: the network's
             priors alone; 1, the default: MCTS's priors with the network's values). The released
-            policy heads are weaker than the heuristic's priors (training/release/ablation/README.md:
+            policy heads are weaker than the heuristic's priors (releases/ablation/README.md:
             against the heuristic in 2-player Italia the released Italia net won 15 of 80 games with
             its own priors and 18 of 20 with MCTS's), so the default leaves them out; expert
             iteration searches with ``prior_mix=0``, the priors it trains.

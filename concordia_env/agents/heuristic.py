@@ -48,9 +48,9 @@ from __future__ import annotations
 import numpy as np
 
 from concordia_env import engine as E
+from concordia_env._internal.jit import kernel
 from concordia_env.decoding import state_from_observation
 from concordia_env.encoding import observation as encode_observation
-from concordia_env.jit import kernel
 from concordia_env.rules.quantities import good_price, house_goods
 from concordia_env.state import GameState
 

@@ -1,5 +1,5 @@
 """The human player at the terminal: ``concordia play`` seats it; a menu of the legal actions
-(:func:`concordia_env.menu.build_menu`) is printed and a choice read at every decision."""
+(:func:`concordia_env.display.menu.build_menu`) is printed and a choice read at every decision."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from typing import TextIO
 import numpy as np
 
 from .. import engine as E
-from ..menu import Menu, build_menu
-from ..render import WIDTH, state_to_text, status_lines, wrap
+from ..display.menu import Menu, build_menu
+from ..display.render import WIDTH, state_to_text, status_lines, wrap
 from ..state import GameState
 from .base import Agent, check_mask
 
@@ -45,7 +45,7 @@ class QuitGame(Exception):
 class HumanAgent(Agent):
     """A player at the terminal. At each decision it shows the board (when the decision starts a
     turn, or on ``b``), the legal actions as a grouped, numbered menu
-    (:func:`concordia_env.menu.build_menu`) and, right above the prompt, the player's own status;
+    (:func:`concordia_env.display.menu.build_menu`) and, right above the prompt, the player's own status;
     then it reads a choice. Every line fits ``width`` columns.
 
     Input comes from ``input_fn`` (``input`` by default) so tests can script it; bad input is

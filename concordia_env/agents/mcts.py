@@ -71,9 +71,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from concordia_env import engine as E
+from concordia_env._internal.jit import kernel
 from concordia_env.board import stacked_decks
 from concordia_env.env import DEFAULT_MAX_TURNS, check_max_turns
-from concordia_env.jit import kernel
 from concordia_env.rules.scoring import winner
 from concordia_env.state import GameState
 

@@ -33,7 +33,7 @@ import math
 import numpy as np
 
 from concordia_env import engine as E
-from concordia_env.jit import kernel
+from concordia_env._internal.jit import kernel
 
 NUM_ACTIONS, MAXP = E.NUM_ACTIONS, E.MAXP
 O_DECK, O_DECK_POS, NCARD = E.O_DECK, E.O_DECK_POS, E.NCARD

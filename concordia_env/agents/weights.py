@@ -7,7 +7,7 @@ A :class:`PairFormat` describes what one kind records (its ``format`` name and v
 fields its header needs, the arrays its architecture implies, its own header fields); the
 rest is shared:
 
-* :func:`write_pair`: the ``.npz`` (:func:`concordia_env.files.npz_bytes`, no time stamps)
+* :func:`write_pair`: the ``.npz`` (:func:`concordia_env._internal.files.npz_bytes`, no time stamps)
   then the ``.json`` header naming the ``.npz``'s sha256, each written atomically, the
   ``.npz`` first (a crash in between leaves a header whose hash names the old arrays, which
   :func:`read_pair` refuses, rather than a header that silently describes other weights);
@@ -41,8 +41,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from concordia_env import encoding
+from concordia_env._internal.files import npz_bytes, write_bytes_atomic
 from concordia_env.data import MAP_NAMES, load_map
-from concordia_env.files import npz_bytes, write_bytes_atomic
 
 #: the deepest nesting of lists and objects a JSON header may have (the real ones nest 3 deep):
 #: deeper input would exhaust the parser's recursion long before it is read

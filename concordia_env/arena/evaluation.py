@@ -48,11 +48,11 @@ from typing import Any
 
 import numpy as np
 
+from .._internal.files import write_json_atomic
 from ..agents.base import Agent
 from ..arguments import positive_int
 from ..data import MAP_NAMES
 from ..env import DEFAULT_MAX_TURNS, check_max_turns
-from ..files import write_json_atomic
 from ..game import check_seed, check_setup_args
 from ..state import GameState
 from .game_result import GameResult

@@ -11,7 +11,7 @@ their games through :class:`PoolWork` inside :func:`stop_signals`, so they stop 
 
 Worker processes ignore Ctrl-C (it is the parent's to handle: a terminal sends it to the whole
 process group), end with their parent even when it is killed (:func:`die_with_parent`) and use
-one BLAS thread (:mod:`concordia_env.threads`). They keep SIGTERM's default, which the pool
+one BLAS thread (:mod:`concordia_env._internal.threads`). They keep SIGTERM's default, which the pool
 itself uses to end the workers of a broken pool; SIGTERM is meant for the parent process.
 """
 
@@ -29,7 +29,7 @@ from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExe
 from contextlib import contextmanager
 from typing import Any
 
-from ..threads import blas_threads
+from .._internal.threads import blas_threads
 
 #: Linux prctl option: the signal a process gets when its parent dies
 PR_SET_PDEATHSIG = 1
@@ -80,7 +80,7 @@ def die_with_parent() -> None:
 def game_worker_init() -> None:
     """Initializer of every pool of game workers: Ctrl-C is the parent's (:func:`ignore_sigint`),
     the worker dies with its parent (:func:`die_with_parent`), and one BLAS thread per process
-    (:mod:`concordia_env.threads`)."""
+    (:mod:`concordia_env._internal.threads`)."""
     ignore_sigint()
     die_with_parent()
     blas_threads(1)

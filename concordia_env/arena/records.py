@@ -50,8 +50,8 @@ from concordia_env.env import DEFAULT_MAX_TURNS, check_max_turns
 from concordia_env.game import check_setup_args
 from concordia_env.state import GOD_COLUMNS, GameState, IllegalActionError, new_game
 
+from .._internal.files import write_text_atomic
 from ..agents.base import Agent
-from ..files import write_text_atomic
 from .game_result import GameResult
 
 RECORD_FORMAT = "concordia-env/game"

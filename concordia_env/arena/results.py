@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..files import write_json_atomic
+from .._internal.files import write_json_atomic
 from .game_result import GameResult
 from .records import load_record, read_json_file, short_repr, verify_record
 from .stats import Z95, wilson_interval  # noqa: F401  (Z95: public here too)
@@ -97,7 +97,7 @@ def _writable_folder(folder: Path, what: str, probe_prefix: str) -> None:
 
 def _remove_temp_files(folder: Path, name_pattern: str) -> None:
     """Remove the temporary files an atomic write of ``name_pattern`` files left behind in ``folder``
-    when its process was killed mid-write (``.NAME.XXXX.tmp``, see :mod:`concordia_env.files`)."""
+    when its process was killed mid-write (``.NAME.XXXX.tmp``, see :mod:`concordia_env._internal.files`)."""
     for tmp in folder.glob(f".{name_pattern}.*.tmp"):
         try:
             tmp.unlink()

@@ -29,7 +29,7 @@ from typing import Any
 
 from tqdm import tqdm
 
-from ..threads import one_blas_thread
+from .._internal.threads import one_blas_thread
 from .pools import Interrupts, PoolWork, pool_closed, process_pool, stop_signals
 
 

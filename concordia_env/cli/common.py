@@ -9,12 +9,12 @@ import shlex
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn, TextIO
 
+from .._internal.shorten import cut_numbers
 from ..agents.base import Agent, make_agent, parse_spec
 from ..agents.human import HUMAN_NAME as HUMAN_NAME  # re-exported: the subcommands name seats with it
 from ..agents.human import InputFn as InputFn
+from ..display.render import WIDTH, score_table, state_to_text, wrap
 from ..game import check_setup_args
-from ..render import WIDTH, score_table, state_to_text, wrap
-from ..shorten import cut_numbers
 from ..state import GameState
 
 # The arena (records, tournaments) is imported by the commands that use it: it brings in the
@@ -112,7 +112,7 @@ AGENT_KERNELS: dict[str, tuple[str, ...]] = {"heuristic": ("heuristic",), "mcts"
 
 
 def kernel_groups(specs: Sequence[str]) -> list[str]:
-    """The :mod:`concordia_env.jit` kernel groups a game between the agents ``specs`` runs."""
+    """The :mod:`concordia_env._internal.jit` kernel groups a game between the agents ``specs`` runs."""
     groups = ["engine", "encoding"]
     for spec in specs:
         name, options = parse_spec(spec)
@@ -125,7 +125,7 @@ def kernel_groups(specs: Sequence[str]) -> list[str]:
 def compile_for(groups: Sequence[str]) -> None:
     """Compile what a command needs before it starts, so a first run says so and shows progress
     instead of pausing silently (and a warm start, loading from the cache, prints nothing)."""
-    from ..jit import compile_kernels
+    from .._internal.jit import compile_kernels
 
     compile_kernels(groups)
 

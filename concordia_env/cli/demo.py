@@ -6,7 +6,7 @@ import argparse
 from collections.abc import Callable
 from typing import TextIO
 
-from ..render import TurnPrinter, state_to_text
+from ..display.render import TurnPrinter, state_to_text
 from ..state import new_game
 from .common import (
     InputFn,

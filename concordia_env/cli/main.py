@@ -8,8 +8,8 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
+from .._internal.shorten import cut_numbers
 from ..data import MAP_NAMES
-from ..shorten import cut_numbers
 from . import demo, play, replay, serve, tournament
 from .common import AGENT_SPECS_HELP, ArgumentParser, InputFn, UsageError
 

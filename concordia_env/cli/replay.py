@@ -8,7 +8,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any, TextIO
 
-from ..render import state_to_text
+from ..display.render import state_to_text
 from ..state import GameState
 from .common import InputFn, UsageError, compile_for, print_outcome, seat_lines
 
@@ -30,7 +30,7 @@ ReplayedAction = tuple[int, int, int, str]
 
 def replay_turns(record: dict[str, Any], start: int = 0) -> Iterator[tuple[int, list[ReplayedAction], GameState]]:
     """A verified record's actions from index ``start`` on, grouped by turn as
-    :class:`~concordia_env.render.TurnPrinter` groups them (a new turn when the active player
+    :class:`~concordia_env.display.render.TurnPrinter` groups them (a new turn when the active player
     changes, or at a card play after other actions): ``(the turn's active player,
     [(index, seat, action, text), ...], state after the turn's last action)``."""
     from ..arena.records import initial_state
@@ -53,7 +53,7 @@ def replay_turns(record: dict[str, Any], start: int = 0) -> Iterator[tuple[int, 
 
 def cmd_replay(args: argparse.Namespace, input_fn: InputFn, out: TextIO) -> int:
     """Step through a saved game, board after every turn (``--by-action``: every action); or,
-    with ``--html OUT``, write the browser viewer page (:mod:`concordia_env.viewer`) instead."""
+    with ``--html OUT``, write the browser viewer page (:mod:`concordia_env.display.viewer`) instead."""
     from ..arena.records import initial_state, is_unfinished, load_record, replay_steps, verify_record
 
     record = load_record(args.record)
@@ -104,7 +104,7 @@ def cmd_replay(args: argparse.Namespace, input_fn: InputFn, out: TextIO) -> int:
 
 def _write_html(record: dict[str, Any], source: str, target: str, out: TextIO) -> int:
     """``replay --html``: write the viewer page for a verified record; errors as one line, exit 1."""
-    from ..viewer import write_replay_html
+    from ..display.viewer import write_replay_html
 
     if os.path.isdir(target):
         print(f"error: --html {target} is a folder; give the path of the .html file to write", file=sys.stderr)

@@ -127,8 +127,8 @@ def _listen_error(host: str, port: int, exc: OSError) -> str:
 # ---------------------------------------------------------------- the command
 def cmd_serve(args: argparse.Namespace, input_fn: Callable[[str], str], out: TextIO) -> int:
     """Serve a game in the browser (see the module doc); the exit status."""
+    from .._internal.jit import compile_kernels
     from ..agents.base import make_agent
-    from ..jit import compile_kernels
     from ..server.app import make_server
     from ..server.session import GameSession
 

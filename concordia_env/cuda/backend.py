@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ..extras import install_hint
+from .._internal.extras import install_hint
 
 INSTALL_HINT = install_hint("cuda")
 

@@ -1,6 +1,6 @@
 """One game's part of a batched step, as numba kernels: the body each GPU thread runs.
 
-These are plain :func:`concordia_env.jit.kernel` functions calling the rules' own kernels
+These are plain :func:`concordia_env._internal.jit.kernel` functions calling the rules' own kernels
 (:func:`concordia_env.engine.step`, :func:`~concordia_env.engine.legal_mask`,
 :func:`concordia_env.encoding.encode`, :func:`~concordia_env.rules.scoring.score_total`): numba-cuda
 compiles a CPU dispatcher called from a ``cuda.jit`` kernel as a device function of the same
@@ -14,8 +14,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import engine as E
+from .._internal.jit import kernel
 from ..encoding import encode
-from ..jit import kernel
 from ..rewards import VP_SCALE
 from ..rules.kernel import nth_legal
 from ..rules.scoring import final_place, score_total

@@ -1,7 +1,10 @@
-"""The picture of a state, drawn with Pillow (see :mod:`concordia_env.picture` for the API).
+"""Moved: this is :mod:`concordia_env.display.drawing` now.
 
-Modules, bottom up: :mod:`.style` (colours, layout), :mod:`.geometry` (the maps north up),
-:mod:`.canvas` (fonts, cached text and sprites), :mod:`.labels` (where names go),
-:mod:`.board` (the map's static layer and the pieces), :mod:`.panels` (title, players,
-display), :mod:`.frame` (the cached static layer plus one state).
+The display code (text, menus, the board picture, the replay viewer) is together in
+:mod:`concordia_env.display`. For one release this package keeps ``import concordia_env.drawing``
+working by re-exporting the public names of the new module; import them from there instead. It holds
+no code of its own: to patch an attribute (a test's monkeypatch), patch the new module. Its
+submodules (board, canvas, frame, geometry, labels, panels, style) are such re-exports too.
 """
+
+from __future__ import annotations

@@ -30,7 +30,7 @@ from collections.abc import Callable
 from concurrent.futures import Executor, Future
 from typing import Any
 
-from concordia_env.extras import install_hint
+from concordia_env._internal.extras import install_hint
 
 #: what to install when Ray is missing
 INSTALL_HINT = install_hint("ray", "pip install ray")

@@ -52,9 +52,9 @@ import numpy as np
 from gymnasium import spaces
 
 from concordia_env import engine as E
+from concordia_env._internal.extras import install_hint
 from concordia_env.agents.numpy_policy import ACTIVATIONS, NumpyPolicy, observation_scaling, scale_observation
 from concordia_env.env import DEFAULT_MAX_TURNS, raw_env
-from concordia_env.extras import install_hint
 
 #: what to install when Ray or RLlib is missing
 INSTALL_HINT = install_hint("rllib", 'pip install "ray[rllib]"')

@@ -55,9 +55,9 @@ from gymnasium import spaces
 from stable_baselines3.common.vec_env import VecEnv
 
 from concordia_env import engine as E
+from concordia_env._internal.jit import kernel
 from concordia_env.encoding import OBSERVATION_SIZE, encode
 from concordia_env.env import check_max_turns
-from concordia_env.jit import kernel
 from concordia_env.rewards import VP_SCALE
 from concordia_env.training.selfplay import TRAINING_MAX_TURNS, observation_space
 from concordia_env.vector import _ENDED, _TRUNCATED, ConcordiaVecEnv

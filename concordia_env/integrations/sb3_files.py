@@ -85,8 +85,8 @@ from concordia_env import encoding
 from concordia_env.data import MAP_NAMES
 from concordia_env.engine import NUM_ACTIONS
 
+from .._internal.extras import install_hint
 from ..agents.base import check_mask, sample_softmax
-from ..extras import install_hint
 
 #: what to install for stable-baselines3 model files and training, on any machine (torch's
 #: CPU-only wheel index first: the default index gives Linux the multi-GB CUDA build)

@@ -8,12 +8,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .. import engine as E
-from ..jit import kernel
+from .._internal.jit import kernel
 
 if TYPE_CHECKING:
     from .messages import Names
 
-#: the jit group of every kernel of the package (see :data:`concordia_env.jit.GROUPS`)
+#: the jit group of every kernel of the package (see :data:`concordia_env._internal.jit.GROUPS`)
 GROUP = "validation"
 
 # ------------------------------------------------------------- field indices

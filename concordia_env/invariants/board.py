@@ -4,7 +4,7 @@ letter, and the bonus markers of the provinces."""
 from __future__ import annotations
 
 from .. import engine as E
-from ..jit import kernel
+from .._internal.jit import kernel
 from .base import GROUP, Row, declare, emit
 from .tables import NLETTERS, X_LETTER, X_LETTER_USED, X_TOKENS
 

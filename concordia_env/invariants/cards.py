@@ -4,7 +4,7 @@ type held), the top of each discard pile, and the conservation of cards against 
 from __future__ import annotations
 
 from .. import engine as E
-from ..jit import kernel
+from .._internal.jit import kernel
 from .base import GROUP, declare, emit
 from .tables import X_SEN, X_START, X_TRIB
 

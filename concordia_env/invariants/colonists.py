@@ -4,7 +4,7 @@ on each route), then who holds each route."""
 from __future__ import annotations
 
 from .. import engine as E
-from ..jit import kernel
+from .._internal.jit import kernel
 from .base import GROUP, declare, emit
 from .tables import X_NLAND, X_NSEA
 

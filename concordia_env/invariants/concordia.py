@@ -4,7 +4,7 @@ houses or to buy the last card, and ends the game after the turn before its hold
 from __future__ import annotations
 
 from .. import engine as E
-from ..jit import kernel
+from .._internal.jit import kernel
 from .base import GROUP, declare, emit
 from .deck import buying
 

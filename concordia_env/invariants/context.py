@@ -4,7 +4,7 @@ has just played, its counters are consistent, and an overflow choice is a real c
 from __future__ import annotations
 
 from .. import engine as E
-from ..jit import kernel
+from .._internal.jit import kernel
 from .base import GROUP, Row, declare, emit, popcount
 from .tables import X_DIPLOMAT
 

@@ -4,7 +4,7 @@ each, the ones still to draw in stacking order; the display shows drawn cards, l
 from __future__ import annotations
 
 from .. import engine as E
-from ..jit import kernel
+from .._internal.jit import kernel
 from .base import GROUP, declare, emit
 from .tables import X_CARD_DECK, X_DECK_LEN, X_DECK_OK
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import engine as E
+from .._internal.jit import kernel
 from ..game import Game
-from ..jit import kernel
 from .base import GROUP, MAXERR
 from .board import check_cities, check_markers, check_tokens, count_own
 from .cards import check_conservation, check_player_cards

@@ -4,7 +4,7 @@ choice, the storehouse, houses left, and intermediate scoring."""
 from __future__ import annotations
 
 from .. import engine as E
-from ..jit import kernel
+from .._internal.jit import kernel
 from .base import (
     F_COINS,
     F_COLONIST,

@@ -4,7 +4,7 @@ them) and the scalar fields: each within its range, and the player to move."""
 from __future__ import annotations
 
 from .. import engine as E
-from ..jit import kernel
+from .._internal.jit import kernel
 from .base import (
     F_ACTIVE,
     F_BOUGHT,

@@ -27,11 +27,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from .. import jit  # (not ``from ..jit import kernel``: the submodule rules.kernel takes that name)
+from .._internal import jit  # (not ``from .._internal.jit import kernel``: the submodule rules.kernel takes that name)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 def rule(signature: str | None = None, *, inline: str = "never") -> Callable[[F], F]:
-    """:func:`concordia_env.jit.kernel` for the rules: every rules kernel compiles in the ``engine`` group."""
+    """:func:`concordia_env._internal.jit.kernel` for the rules: every rules kernel compiles in the ``engine`` group."""
     return jit.kernel(signature, group="engine", inline=inline)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..jit import kernel
+from .._internal.jit import kernel
 from . import (
     architectus,
     colonus,

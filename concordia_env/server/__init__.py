@@ -1,8 +1,8 @@
 """``concordia serve``: play Concordia in the browser against the package's agents.
 
 A standard-library HTTP server (:mod:`~concordia_env.server.app`, loopback by default) serves one
-page that draws the game with the replay viewer's code (``viewer/draw.js``, ``viewer/draw.css``)
-and a small JSON API over one :class:`~concordia_env.server.session.GameSession`: the state, the
+page that draws the game with the replay viewer's code (``display/viewer/draw.js``,
+``display/viewer/draw.css``) and a small JSON API over one :class:`~concordia_env.server.session.GameSession`: the state, the
 legal moves grouped by kind and tied to the cities, routes, provinces and cards they act on
 (:mod:`~concordia_env.server.moves`), a move checked against the legal mask and the decision
 number, and a new game. Agents play their seats on the server; the game record is saved after

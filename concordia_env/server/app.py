@@ -44,7 +44,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from ..viewer.html import assemble, asset
+from ..display.viewer.html import assemble, asset
 from .session import GameSession, MoveRejected, shown
 
 #: the largest request body taken (a move is a few dozen bytes)

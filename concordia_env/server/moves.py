@@ -2,7 +2,7 @@
 tied to what they act on (a city, a route, a province, a display card, a card in hand) so a click
 on the board or a card picks them.
 
-The groups are those of the terminal's menu (:func:`concordia_env.menu.build_menu`: cards in hand,
+The groups are those of the terminal's menu (:func:`concordia_env.display.menu.build_menu`: cards in hand,
 one colonist's moves split by cost, build, produce with what each player would get, sell, buy,
 ...), so ``concordia play`` and ``concordia serve`` list a decision the same way. Each move also
 carries its full name (:func:`concordia_env.actions.describe`, as the records and the log say it)
@@ -15,7 +15,7 @@ from typing import Any
 
 from .. import engine as E
 from ..actions import action_range
-from ..menu import build_menu
+from ..display.menu import build_menu
 from ..state import GameState
 
 #: what a click can pick: the board's cities, routes and provinces, the display, the hand

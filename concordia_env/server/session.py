@@ -28,13 +28,13 @@ from typing import Any
 import numpy as np
 
 from .. import engine as E
+from .._internal.shorten import cut_numbers, short_number
 from ..agents.base import Agent
 from ..arena.records import AgentError, agent_seed, partial_record, save_record
 from ..cli.common import MAX_SEED, short_text
+from ..display.viewer.snapshots import frame_vector, layout_for, static_view
 from ..encoding import observation
-from ..shorten import cut_numbers, short_number
 from ..state import GameState, new_game
-from ..viewer.snapshots import frame_vector, layout_for, static_view
 from .moves import TARGET_KINDS, move_groups, move_targets
 
 #: called with a one-line note for the operator's terminal (a game over, a save that failed)
@@ -256,7 +256,7 @@ class GameSession:
         return ["you" if k == self.setup.seat else name for k, name in enumerate(self.names)]
 
     def view(self) -> dict[str, Any]:
-        """The static part of the page for this game (:func:`~concordia_env.viewer.snapshots.static_view`),
+        """The static part of the page for this game (:func:`~concordia_env.display.viewer.snapshots.static_view`),
         with ``game`` (a number that changes with every new game) and ``seat`` (the human's)."""
         with self.lock:
             data = static_view(self.state, self.display_names(), self.setup.seed)
@@ -265,7 +265,7 @@ class GameSession:
 
     def status(self) -> dict[str, Any]:
         """The game now, as JSON-ready data: ``game``, ``decision`` (actions so far), ``frame``
-        (:func:`~concordia_env.viewer.snapshots.frame_vector`), ``current``, ``phase``, ``over``,
+        (:func:`~concordia_env.display.viewer.snapshots.frame_vector`), ``current``, ``phase``, ``over``,
         ``your_turn``; when it is the human's turn ``question`` and ``moves`` (what is asked and the
         grouped moves: :func:`~concordia_env.server.moves.move_groups`) and ``targets``
         (:func:`~concordia_env.server.moves.move_targets`); ``log``

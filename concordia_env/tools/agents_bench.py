@@ -18,10 +18,10 @@ import time
 
 import numpy as np
 
+from concordia_env._internal.threads import one_blas_thread
 from concordia_env.data import MAP_NAMES
 from concordia_env.encoding import observation
 from concordia_env.state import GameState, new_game
-from concordia_env.threads import one_blas_thread
 from concordia_env.tools.bench import machine_description
 
 from ..agents.base import Agent, make_agent
@@ -54,7 +54,7 @@ def time_agents(map_name: str, num_players: int, specs: list[str], games: int, s
     warm = new_game(map_name, num_players, seed)
     for agent in timed.values():  # load compiled kernels before the clock runs
         agent.inner.act(observation(warm, warm.current_player), warm.legal_action_mask(), warm)
-    with one_blas_thread():  # as the evaluation and strength harnesses play (concordia_env.threads)
+    with one_blas_thread():  # as the evaluation and strength harnesses play (concordia_env._internal.threads)
         for g in range(games):
             play_game(map_name, num_players, seed + g, [timed[s] for s in seat_specs(specs, g)])
     return {spec: agent.seconds for spec, agent in timed.items()}

@@ -24,7 +24,7 @@ the same run (one process, 1,024 games), with the ratios. Without a GPU it says 
 with status 2; ``--simulator`` runs it on numba's CUDA simulator with tiny batches, to check
 the command works (its figures mean nothing).
 
-``picture`` times the board picture (:func:`concordia_env.picture.render_rgb`, what
+``picture`` times the board picture (:func:`concordia_env.display.picture.render_rgb`, what
 ``render_mode="rgb_array"`` returns) over every state of whole games of random legal play, for
 the fewest and the most players of each map: the cold first frame (every cache emptied: label
 placement, the static layer of the map, sprites) apart, then frames/s over all the game's
@@ -308,8 +308,8 @@ def game_states(map_name: str, players: int, seed: int) -> list:
 
 def bench_picture(games: int, seed: int, dpi: int = 80, combos: list[tuple[str, int]] | None = None,
                   out=sys.stdout) -> list[dict]:
-    """Time :func:`concordia_env.picture.render_rgb` over whole games and print a table; returns the rows."""
-    from ..picture import clear_cache, frame_size, render_rgb
+    """Time :func:`concordia_env.display.picture.render_rgb` over whole games and print a table; returns the rows."""
+    from ..display.picture import clear_cache, frame_size, render_rgb
 
     width, height = frame_size(dpi)
     print(f"machine: {machine_description()}", file=out)
@@ -390,7 +390,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main_picture(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
-    from ..picture import MAX_DPI, MIN_DPI
+    from ..display.picture import MAX_DPI, MIN_DPI
 
     if args.games < 1:
         parser.error("--games must be at least 1")

@@ -57,12 +57,12 @@ from typing import Any
 
 import numpy as np
 
+from .._internal.files import write_bytes_atomic
 from ..agents.base import Agent, make_agent
 from ..arena.game_result import GameResult
 from ..arena.records import agent_seed
 from ..data import MAP_NAMES, load_map
 from ..encoding import OBSERVATION_FIELDS, OBSERVATION_LAYOUT, observation
-from ..files import write_bytes_atomic
 from ..rules.layout import STATE_FIELDS, field_view
 from ..state import GameState, new_game
 

@@ -27,11 +27,11 @@ from typing import Any
 import numpy as np
 
 from concordia_env import engine as E
+from concordia_env._internal.files import write_json_atomic
 from concordia_env.agents.base import make_agent
 from concordia_env.agents.heuristic import HeuristicAgent
 from concordia_env.agents.mcts import MCTSAgent
 from concordia_env.encoding import observation
-from concordia_env.files import write_json_atomic
 from concordia_env.state import GameState, new_game
 
 FORMAT = "concordia-env/search-golden"

@@ -23,11 +23,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .._internal.files import write_json_atomic
 from ..agents.base import make_agent
 from ..arena.tournament import format_table, run_tournament
+from ..arguments import int_list, positive_int
 from ..data import MAP_NAMES, load_map
-from ..files import write_json_atomic
-from .train_ppo import int_list, positive_int  # the training script's argument types
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -2,7 +2,7 @@
 
 Example (the commands behind the shipped files)::
 
-    python -m concordia_env.training.export_policy training/release/ppo_imperium.zip \\
+    python -m concordia_env.training.export_policy releases/ppo_imperium.zip \\
         concordia_env/agents/policies/ppo_imperium --map imperium
 
 writes ``OUT_STEM.npz`` (the actor's weights and the observation scaling) and

@@ -2,7 +2,7 @@
 
 Example::
 
-    python training/plot_curves.py runs/imperium runs/italia --out training/release/learning_curves.png
+    python -m concordia_env.training.plot_curves runs/imperium runs/italia --out releases/learning_curves.png
 
 Top row, per run: the learner's win rate in its training games against each
 opponent kind (random, heuristic, frozen past selves; a rolling mean over
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from concordia_env.files import write_bytes_atomic
+from concordia_env._internal.files import write_bytes_atomic
 
 KINDS = {"random": "tab:green", "heuristic": "tab:red", "self": "tab:blue"}
 

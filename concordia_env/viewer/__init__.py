@@ -1,20 +1,27 @@
-"""The replay viewer: a game record as one self-contained HTML page (``concordia replay --html``).
+"""Moved: this is :mod:`concordia_env.display.viewer` now.
 
-:func:`~concordia_env.viewer.snapshots.replay_data` replays a record and gathers what the page
-shows at every step (compact per-step deltas of a flat frame vector, see
-:mod:`concordia_env.viewer.snapshots`); :func:`~concordia_env.viewer.html.replay_html` embeds
-that data in ``template.html`` (the page's CSS and JavaScript, no external resources) and
-:func:`~concordia_env.viewer.html.write_replay_html` writes the page atomically.
-
-The drawing itself (board, player panels, card display: ``draw.js`` and ``draw.css``) and the
-static part of the data (:func:`~concordia_env.viewer.snapshots.static_view`) are shared with the
-play page of ``concordia serve`` (:mod:`concordia_env.server`), which inlines the same files
-(:func:`~concordia_env.viewer.html.assemble`).
+The display code (text, menus, the board picture, the replay viewer) is together in
+:mod:`concordia_env.display`. For one release this package keeps ``import concordia_env.viewer``
+working by re-exporting the public names of the new module; import them from there instead. It holds
+no code of its own: to patch an attribute (a test's monkeypatch), patch the new module. Its
+submodules (html, snapshots) are such re-exports too.
 """
 
 from __future__ import annotations
 
-from .html import replay_html, write_replay_html
-from .snapshots import FrameLayout, frame_layout, frame_vector, replay_data, static_view
+from ..display.viewer import (
+    FrameLayout,
+    frame_layout,
+    frame_vector,
+    replay_data,
+    replay_html,
+    static_view,
+    write_replay_html,
+)
+from . import html as html  # (the submodules: the package's own imports made them attributes)
+from . import snapshots as snapshots
 
-__all__ = ["FrameLayout", "frame_layout", "frame_vector", "replay_data", "replay_html", "static_view", "write_replay_html"]
+__all__ = [
+    "FrameLayout", "frame_layout", "frame_vector", "replay_data", "replay_html", "static_view",
+    "write_replay_html",
+]

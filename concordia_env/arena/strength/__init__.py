@@ -2,8 +2,8 @@
 
 Example (the committed table; see docs/agents.md, "Strength table")::
 
-    python -m concordia_env.arena.strength --config agents/results/strength/config.json \
-        --out agents/results/strength --docs docs/agents.md --workers 16
+    python -m concordia_env.arena.strength --config results/strength/config.json \
+        --out results/strength --docs docs/agents.md --workers 16
 
 **Config** (JSON, ``"format": "concordia-env/strength-config"``, ``"version": 1``)::
 

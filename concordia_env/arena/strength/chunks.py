@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ...files import write_json_atomic
+from ..._internal.files import write_json_atomic
 from ..evaluation import (
     RESULT_FORMAT,
     RESULT_VERSION,

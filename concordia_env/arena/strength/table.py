@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ...files import write_json_atomic, write_text_atomic
+from ..._internal.files import write_json_atomic, write_text_atomic
 from .config import MAP_TITLES, PROG, StrengthConfig
 from .summary import build_summary
 

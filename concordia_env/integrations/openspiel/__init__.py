@@ -67,7 +67,7 @@ minimax) on a game with more players, in one line that names the fix.
 
 from __future__ import annotations
 
-from concordia_env.extras import install_hint
+from concordia_env._internal.extras import install_hint
 
 #: what to install when OpenSpiel is missing
 INSTALL_HINT = install_hint("openspiel", "pip install open-spiel")

@@ -122,7 +122,7 @@ one is skipped with a warning and the generation is trained from its start), and
 a generation whose network is missing, truncated or not the one ``train.json`` records (one
 warning line). ``--generations`` may be raised to extend a finished run. Ctrl-C keeps what is
 complete (self-play shards, a training checkpoint saved on the spot) and exits with status 130
-and one line. Every file is written atomically (:mod:`concordia_env.files`), so a kill or a full
+and one line. Every file is written atomically (:mod:`concordia_env._internal.files`), so a kill or a full
 disk never leaves a truncated file under its final name; a write that fails (a full disk, a
 file size limit) stops the run with one line naming the file and status 1, and ``--resume``
 goes on once there is room. ``--teacher`` and ``--teacher-epsilon`` are fixed arguments too; a
@@ -142,7 +142,7 @@ This package re-exports their names; scripts and tests that replace ``compute_lo
 from __future__ import annotations
 
 from concordia_env import engine as E
-from concordia_env.files import write_json_atomic
+from concordia_env._internal.files import write_json_atomic
 
 from .cli import _fraction, _positive, _widths, build_parser, check_args, main
 from .data import Batch, Positions, split_games, to_relative, value_targets

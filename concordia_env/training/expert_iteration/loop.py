@@ -12,9 +12,9 @@ from typing import Any
 
 import torch
 
+from concordia_env._internal.files import write_bytes_atomic, write_json_atomic, write_text_atomic
+from concordia_env._internal.threads import one_blas_thread
 from concordia_env.agents.value_net import ValueNet
-from concordia_env.files import write_bytes_atomic, write_json_atomic, write_text_atomic
-from concordia_env.threads import one_blas_thread
 
 from .gate import run_gate
 from .plots import plot_curves
@@ -125,7 +125,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     check_run_file(args, out)
     device = _set_torch(args)
     best = Expert.of(args.init_net, None) if args.init_net else Expert()
-    with one_blas_thread():  # inherited by the game workers forked from here (see concordia_env.threads)
+    with one_blas_thread():  # inherited by the game workers forked from here (see concordia_env._internal.threads)
         for g in range(args.generations):
             best = run_generation(args, out, g, best, device)
     gates = [read_json(gen_dir(out, g) / "gate.json") or {} for g in range(args.generations)]

@@ -12,7 +12,7 @@ from torch import nn
 
 from concordia_env import encoding
 from concordia_env.agents.value_net import ROWS, ValueNet
-from concordia_env.training.value_train import mlp_trunk
+from concordia_env.training.value.model import mlp_trunk
 
 
 class ExItModel(nn.Module):

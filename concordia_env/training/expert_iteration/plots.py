@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from concordia_env.files import write_bytes_atomic
+from concordia_env._internal.files import write_bytes_atomic
 
 from .settings import gen_dir, read_json
 

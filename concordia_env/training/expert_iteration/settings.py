@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from concordia_env.files import write_json_atomic
+from concordia_env._internal.files import write_json_atomic
 
 PROG = "python -m concordia_env.training.expert_iteration"
 RUN_FORMAT = "concordia-env/expert-iteration"

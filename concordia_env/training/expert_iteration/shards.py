@@ -11,9 +11,9 @@ from typing import Any
 import numpy as np
 
 from concordia_env import engine as E
-from concordia_env import files
-from concordia_env.files import write_bytes_atomic
-from concordia_env.training.value_data import read_shard_arrays
+from concordia_env._internal import files
+from concordia_env._internal.files import write_bytes_atomic
+from concordia_env.training.value.data import read_shard_arrays
 
 from .settings import Expert, SelfPlayConfig, shard_games, warn
 

@@ -17,11 +17,11 @@ import numpy as np
 import torch
 
 from concordia_env import encoding
+from concordia_env._internal.files import write_bytes_atomic, write_json_atomic
 from concordia_env.agents.numpy_policy import observation_scaling
 from concordia_env.agents.value_net import ValueNet
-from concordia_env.files import write_bytes_atomic, write_json_atomic
 from concordia_env.game import get_game
-from concordia_env.training.value_train import load_torch_checkpoint, plain
+from concordia_env.training.value.checkpoint import load_torch_checkpoint, plain
 
 from .data import Positions, split_games
 from .losses import batch_losses, evaluate_positions, target_entropy

@@ -79,7 +79,7 @@ only gets its final files written.
 Every file of a run (checkpoints, ``final.zip``, ``policy.zip``, the release,
 ``config.json``, ``wall_time.json``, ``progress.csv``, ``evaluations.npz``,
 ``best_model.zip``) is written to a temporary file in its own folder, fsynced
-and renamed into place (:mod:`concordia_env.files`), so a reader or a resume
+and renamed into place (:mod:`concordia_env._internal.files`), so a reader or a resume
 sees the previous file or the complete new one:
 
 * Ctrl-C saves ``checkpoints/step_<N>.zip`` of the moment and exits with

@@ -1,7 +1,7 @@
 """Checkpoints of a MaskablePPO run: written atomically, read with care, resumed from; the run directory.
 
 Every file of a run is written to a temporary file in its own folder, fsynced and renamed into
-place (:mod:`concordia_env.files`). A checkpoint is checked member by member against its CRC
+place (:mod:`concordia_env._internal.files`). A checkpoint is checked member by member against its CRC
 before torch unpickles anything; an unreadable one is skipped with a one-line warning when a
 run directory is resumed or the opponent pool refilled, and is an error when named explicitly.
 """
@@ -18,13 +18,13 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+from concordia_env._internal.files import write_bytes_atomic
 from concordia_env.agents.policy import moved_class_objects  # torch is imported lazily there
-from concordia_env.files import write_bytes_atomic
 from concordia_env.training.selfplay import FrozenPolicy
 
 #: a periodic (or Ctrl-C) checkpoint of the run directory
 CHECKPOINT_NAME = re.compile(r"step_(\d+)\.zip")
-#: the temporary files :func:`concordia_env.files.write_bytes_atomic` writes beside their target
+#: the temporary files :func:`concordia_env._internal.files.write_bytes_atomic` writes beside their target
 TEMPORARY_NAME = re.compile(r"\..+\.[^.]+\.tmp")
 #: the state Adam builds lazily for each parameter on its first step
 ADAM_STATE = frozenset({"step", "exp_avg", "exp_avg_sq"})
@@ -54,7 +54,7 @@ def one_line(exc: BaseException) -> str:
 
 # ------------------------------------------------------------ checkpoints: written atomically, read with care
 def write_file(path: Path, data: bytes) -> None:
-    """:func:`concordia_env.files.write_bytes_atomic`, with a ``SaveError`` that names the file."""
+    """:func:`concordia_env._internal.files.write_bytes_atomic`, with a ``SaveError`` that names the file."""
     try:
         write_bytes_atomic(path, data)
     except OSError as exc:
@@ -63,7 +63,7 @@ def write_file(path: Path, data: bytes) -> None:
 
 def save_model(model: Any, path: Path) -> Path:
     """Save ``model`` to ``path`` (``.zip`` added if missing) atomically: sb3 writes the zip into
-    memory, then :func:`concordia_env.files.write_bytes_atomic` puts it in place, so a kill or a
+    memory, then :func:`concordia_env._internal.files.write_bytes_atomic` puts it in place, so a kill or a
     full disk during the save leaves the previous file, never a truncated one (sb3's own
     ``save(path)`` writes in place). ``SaveError`` naming the file if the write fails."""
     path = path if path.suffix == ".zip" else path.with_suffix(".zip")

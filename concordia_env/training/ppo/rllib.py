@@ -49,9 +49,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from concordia_env._internal.extras import install_hint
 from concordia_env.arguments import layer_widths, non_negative_int, positive_int
 from concordia_env.data import MAP_NAMES
-from concordia_env.extras import install_hint
 from concordia_env.game import check_setup_args
 from concordia_env.rewards import REWARD_MODES
 

@@ -68,7 +68,7 @@ def _run_arguments(g: argparse._ArgumentGroup) -> None:
                         "directory: its newest readable checkpoint, unreadable ones skipped with a warning")
     g.add_argument("--release", type=Path, default=None,
                    help="also copy the final policy here (X.zip) and write its numpy export beside it "
-                        "(X.npz + X.json, what the ppo agent plays), e.g. training/release/ppo_imperium.zip")
+                        "(X.npz + X.json, what the ppo agent plays), e.g. releases/ppo_imperium.zip")
     g.add_argument("--torch-threads", type=positive_int, default=1, help="torch CPU threads")
     g.add_argument("--no-progress", action="store_true",
                    help="no progress bar: one line per rollout on stdout instead")

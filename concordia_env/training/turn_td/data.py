@@ -10,7 +10,7 @@ import numpy as np
 
 from concordia_env.agents.value_net import ROWS, ValueNet
 from concordia_env.arena.records import initial_state, load_record
-from concordia_env.training.value_train import bootstrap_targets
+from concordia_env.training.value.targets import bootstrap_targets
 from concordia_env.turns import turn_ends
 
 

@@ -22,11 +22,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from concordia_env._internal.files import write_json_atomic
 from concordia_env.agents.az import released_net
 from concordia_env.agents.value_net import ValueNet
 from concordia_env.arena.pools import Interrupted, sigterm_as_ctrl_c
 from concordia_env.arena.tournament import check_tournament_args, run_tournament
-from concordia_env.files import write_json_atomic
 from concordia_env.game import check_setup_args
 
 from .data import load_positions, td_targets

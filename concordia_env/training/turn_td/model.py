@@ -13,7 +13,7 @@ from concordia_env import encoding
 from concordia_env.agents.numpy_policy import check_players, observation_scaling
 from concordia_env.agents.value_net import ValueNet
 from concordia_env.game import get_game
-from concordia_env.training.value_train import ValueModel, losses
+from concordia_env.training.value.model import ValueModel, losses
 
 
 def new_model(map_name: str, hidden: Sequence[int], activation: str = "ReLU") -> ValueModel:

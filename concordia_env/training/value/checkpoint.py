@@ -11,7 +11,7 @@ from typing import Any
 
 import torch
 
-from concordia_env.files import write_bytes_atomic
+from concordia_env._internal.files import write_bytes_atomic
 
 
 def plain(x: Any) -> Any:

@@ -69,6 +69,7 @@ from typing import Any
 import numpy as np
 
 from concordia_env import encoding
+from concordia_env._internal.files import write_bytes_atomic
 from concordia_env.agents import make_agent
 from concordia_env.agents.mcts import evaluate
 from concordia_env.arena.pools import Interrupted, process_pool
@@ -76,7 +77,6 @@ from concordia_env.arena.records import play_game
 from concordia_env.arena.runner import Runner
 from concordia_env.data import MAP_NAMES, load_map
 from concordia_env.engine import MAXP
-from concordia_env.files import write_bytes_atomic
 from concordia_env.state import GameState
 
 #: version of the shard layout; part of every shard's settings

@@ -60,10 +60,10 @@ import numpy as np
 import torch
 
 from concordia_env import encoding
+from concordia_env._internal.files import write_bytes_atomic
 from concordia_env.agents.numpy_policy import observation_scaling
 from concordia_env.agents.value_net import MARGIN_SCALE, ValueNet
 from concordia_env.arena.pools import sigterm_as_ctrl_c
-from concordia_env.files import write_bytes_atomic
 from concordia_env.game import get_game
 
 from .checkpoint import load_checkpoint, save_checkpoint

@@ -3,8 +3,8 @@
 //
 // concordiaDrawing(D) draws the static map into <svg id="board"> and the legend into #legend, and
 // returns the functions that draw one frame (a flat list of ints, laid out by D.layout: see
-// concordia_env/viewer/snapshots.py) into the board, #players and #display. D is the static view
-// built by concordia_env.viewer.snapshots.static_view.
+// concordia_env/display/viewer/snapshots.py) into the board, #players and #display. D is the static view
+// built by concordia_env.display.viewer.snapshots.static_view.
 function concordiaDrawing(D) {
   "use strict";
   const board = document.getElementById("board");
