@@ -9,7 +9,7 @@ lies on top of a pile; a position built by hand may show one, and it is not copy
 
 from __future__ import annotations
 
-from . import play, rule
+from . import rule
 from .layout import A_COPY, A_DONE, K_DIPLOMAT, K_TRIBUNUS, O_NPLAYERS, O_PHASE, O_TOP, PH_DIPLOMAT, T_TYPE_KIND
 from .names import KIND_NAMES
 
@@ -45,10 +45,12 @@ def legal(s, T, p, mask):
     mask[A_DONE] = 1
 
 
-@rule()
-def copy(s, T, a):
-    """Carry out the copied action as if its card had been played."""
-    play.start_kind(s, T, a - A_COPY)
+@rule(inline="always")
+def copied_kind(a):
+    """The action kind copy action ``a`` carries out, as if its card had been played
+    (:func:`~.kernel.apply` starts it through :func:`~.play.start_kind`, which this module
+    cannot call: that dispatch starts a Diplomat too)."""
+    return a - A_COPY
 
 
 # ------------------------------------------------------------------ names

@@ -111,8 +111,8 @@ def apply(s, T, a):
         done(s, T, p)
     elif a < A_DONE:
         play.play_card(s, T, a)
-    elif a < A_MOVE:
-        diplomat.copy(s, T, a)
+    elif a < A_MOVE:  # the Diplomat's copy: the copied action starts as if its card had been played
+        play.start_kind(s, T, diplomat.copied_kind(a))
     elif a < A_BUILD:
         architectus.move(s, T, p, a)
     elif a < A_PRODUCE:
