@@ -147,7 +147,7 @@ def test_train_rllib_bad_arguments_and_address(local_ray: Any, tmp_path: Path,
     assert exc.value.code == 2 and "--players 5" in capsys.readouterr().err
     with pytest.raises(SystemExit) as exc:
         main(["--iterations", "0"])
-    assert exc.value.code == 2 and "--iterations: must be >= 1" in capsys.readouterr().err
+    assert exc.value.code == 2 and "--iterations: '0' must be >= 1" in capsys.readouterr().err
     port = _free_port()
     assert main(["--address", f"127.0.0.1:{port}", "--out", str(tmp_path / "b")]) == 2
     err = capsys.readouterr().err.strip()
