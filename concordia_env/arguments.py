@@ -7,14 +7,44 @@ from __future__ import annotations
 import argparse
 
 
+def _number(text: str, kind: type, what: str) -> float:
+    """``text`` as ``kind`` (int or float); ``ArgumentTypeError`` naming it when it is not one."""
+    try:
+        return kind(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
+
+
+def _bounded(text: str, ok: bool, bound: str) -> None:
+    if not ok:
+        raise argparse.ArgumentTypeError(f"{text!r} must {bound}")
+
+
 def positive_int(text: str) -> int:
     """An integer >= 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} must be >= 1")
+    value = int(_number(text, int, "an integer"))
+    _bounded(text, value >= 1, "be >= 1")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    """An integer >= 0."""
+    value = int(_number(text, int, "an integer"))
+    _bounded(text, value >= 0, "be >= 0")
+    return value
+
+
+def positive_float(text: str) -> float:
+    """A number > 0."""
+    value = float(_number(text, float, "a number"))
+    _bounded(text, value > 0, "be > 0")
+    return value
+
+
+def fraction(text: str) -> float:
+    """A number in [0, 1]."""
+    value = float(_number(text, float, "a number"))
+    _bounded(text, 0.0 <= value <= 1.0, "lie in [0, 1]")
     return value
 
 
@@ -31,39 +61,6 @@ def int_list(text: str) -> list[int]:
     if not values:
         raise argparse.ArgumentTypeError("expected at least one integer")
     return values
-
-
-def non_negative_int(text: str) -> int:
-    """An integer >= 0."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text!r} must be >= 0")
-    return value
-
-
-def positive_float(text: str) -> float:
-    """A number > 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"{text!r} must be > 0")
-    return value
-
-
-def fraction(text: str) -> float:
-    """A number in [0, 1]."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"{text!r} must lie in [0, 1]")
-    return value
 
 
 def layer_widths(text: str) -> list[int]:
