@@ -131,8 +131,8 @@ def test_the_teacher_is_fixed_for_a_run(tmp_path: Path, capsys: pytest.CaptureFi
     X.check_run_file(_args(out, "--teacher", "heuristic"), out)
     run = json.loads((out / "run.json").read_text())["arguments"]
     assert run["teacher"] == "heuristic" and run["teacher_epsilon"] == 0.1
-    for extra, change in (([], "--teacher 'heuristic' -> 'mcts'"),
-                          (["--teacher", "heuristic", "--teacher-epsilon", "0.2"], "--teacher-epsilon 0.1 -> 0.2")):
+    for extra, change in (([], "--teacher 'heuristic' there, 'mcts' here"),
+                          (["--teacher", "heuristic", "--teacher-epsilon", "0.2"], "--teacher-epsilon 0.1 there, 0.2 here")):
         assert X.main(TINY + ["--out", str(out), "--resume", *extra]) == 2
         err = capsys.readouterr().err.strip()
         assert "\n" not in err and "other settings" in err and change in err, err
@@ -143,7 +143,7 @@ def test_the_teacher_is_fixed_for_a_run(tmp_path: Path, capsys: pytest.CaptureFi
         del doc["arguments"][key]
     (out / "run.json").write_text(json.dumps(doc))
     X.check_run_file(_args(out, "--resume"), out)
-    with pytest.raises(ValueError, match="--teacher 'mcts' -> 'heuristic'"):
+    with pytest.raises(ValueError, match="--teacher 'mcts' there, 'heuristic' here"):
         X.check_run_file(_args(out, "--resume", "--teacher", "heuristic"), out)
     assert X.checkpoint_fixed(_args(out)) == {k: v for k, v in run.items() if not k.startswith("teacher")}
 
@@ -269,7 +269,7 @@ def test_run_files_resume_and_interrupt(tmp_path: Path, monkeypatch: pytest.Monk
     capsys.readouterr()
     assert X.main(TINY[:-1] + ["--out", str(b), "--simulations", "9", "--resume", "--no-progress"]) == 2
     err = capsys.readouterr().err.strip()
-    assert "\n" not in err and "other settings" in err and "--simulations 8 -> 9" in err
+    assert "\n" not in err and "other settings" in err and "--simulations 8 there, 9 here" in err
 
 
 def test_selfplay_independent_of_workers(tmp_path: Path) -> None:

@@ -268,8 +268,8 @@ def test_no_progress_still_prints_a_line_per_rollout_and_an_earlier_run_is_never
     before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
     assert train_ppo.main(args) == 2
     (line,) = capsys.readouterr().err.strip().splitlines()
-    assert line == (f"{train_ppo.PROG}: error: --out {out} already holds a run (config.json, final.zip, policy.zip, "
-                    f"checkpoints/step_1024.zip); continue it with --resume {out}, or choose another --out")
+    assert line == (f"{train_ppo.PROG}: error: --out {out} holds a run already (config.json); "
+                    f"continue it with --resume {out}, or use another --out")
     assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
 
 
@@ -289,8 +289,8 @@ def test_a_run_that_cannot_start_leaves_no_directory_and_a_half_made_one_is_repo
     monkeypatch.undo()
     assert train_ppo.main(["--map", "italia", "--out", str(out)] + TINY) == 2
     line = capsys.readouterr().err.strip().splitlines()[-1]
-    assert line == (f"{train_ppo.PROG}: error: --out {out} already holds a run (config.json); it has no "
-                    f"checkpoint to resume: delete it or choose another --out")
+    assert line == (f"{train_ppo.PROG}: error: --out {out} holds a run already (config.json); it has no "
+                    f"checkpoint to resume: delete it, or use another --out")
     assert sorted(p.name for p in out.iterdir()) == ["config.json", "logs"]
 
 
@@ -302,3 +302,15 @@ def test_rollout_line():
     assert train_ppo.rollout_line(3072, 3072, 2048, 2.0, {}).startswith("step 3,072/3,072 (100%), 512 steps/s, 2 s "
                                                                         "elapsed, about 0 s left")
     assert train_ppo.format_duration(3725) == "1 h 02 min"
+
+
+def test_a_resume_keeps_the_game_and_the_network_shape(tmp_path, capsys):
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "config.json").write_text(json.dumps({"map": "italia", "players": None, "net_arch": [32, 32],
+                                                 "reward": "rank"}))
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    assert train_ppo.main(["--map", "imperium", "--resume", str(out)] + TINY) == 2
+    line = capsys.readouterr().err.strip()
+    assert "\n" not in line and "holds a run with other settings (--map 'italia' there, 'imperium' here)" in line
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before

@@ -59,15 +59,15 @@ def test_a_run_folder_is_refused_unless_it_is_the_same_run(tmp_path: Path, capsy
     assert main(TINY + ["--out", str(out), "--rounds", "1"]) == 0
     capsys.readouterr()
     assert main(TINY + ["--out", str(out), "--rounds", "1"]) == 2
-    assert "holds a run already: add --resume" in capsys.readouterr().err
+    assert "holds a run already (settings.json); add --resume" in capsys.readouterr().err
     assert main(TINY + ["--out", str(out), "--rounds", "1", "--lam", "0.5", "--resume"]) == 2
-    assert "other settings (lam)" in capsys.readouterr().err
+    assert "other settings (--lam " in capsys.readouterr().err
     assert main(TINY + ["--out", str(tmp_path / "none"), "--resume"]) == 2
     assert "no run in" in capsys.readouterr().err
-    (tmp_path / "full").mkdir()
-    (tmp_path / "full" / "x").write_text("x")
+    (tmp_path / "full" / "round_00").mkdir(parents=True)
+    (tmp_path / "full" / "round_00" / "net.npz").write_text("x")
     assert main(TINY + ["--out", str(tmp_path / "full")]) == 2
-    assert "not empty" in capsys.readouterr().err
+    assert "(round_00/net.npz) without a settings.json" in capsys.readouterr().err
     for bad, message in ((["--explore", "2"], "--explore must be"), (["--games", "3"], "multiple"),
                          (["--init", str(tmp_path / "nope")], "no such network")):
         assert main(TINY + ["--out", str(tmp_path / "b")] + bad) == 2

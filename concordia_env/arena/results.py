@@ -6,9 +6,6 @@ import hashlib
 import json
 import math
 import os
-import re
-import sys
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -16,6 +13,7 @@ from typing import Any
 from .._internal.files import write_json_atomic
 from .game_result import GameResult
 from .records import load_record, read_json_file, short_repr, verify_record
+from .run_folder import RunFolder, differences, remove_temporaries, same_json, warn, writable_folder
 from .stats import Z95, wilson_interval  # noqa: F401  (Z95: public here too)
 
 #: the file that marks a records folder as one tournament's, naming its settings
@@ -25,7 +23,6 @@ RECORDS_MANIFEST_FORMAT = "concordia-env/tournament-records"
 SETTINGS_KEYS = ("map", "players", "agents", "games", "seed", "intermediate_scoring", "max_turns")
 #: a game record's file name in a records folder
 RECORD_NAME = "game_{:05d}.json"
-_RECORD_RE = re.compile(r"game_\d{5,}\.json")
 
 
 def seat_specs(agent_specs: Sequence[str], game: int) -> list[str]:
@@ -39,10 +36,6 @@ def per_game_digest(per_game: Sequence[dict[str, Any]]) -> str:
     resume from the file alone finds an edited or damaged list."""
     text = json.dumps(list(per_game), sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()
-
-
-def _warn(message: str) -> None:
-    print(f"warning: {message}", file=sys.stderr)
 
 
 def _game_summary(game: int, game_seed: int, specs: Sequence[str], result: dict[str, Any]) -> dict[str, Any]:
@@ -59,50 +52,11 @@ def tournament_settings(map_name: str, num_players: int, agent_specs: Sequence[s
             "intermediate_scoring": bool(intermediate_scoring), "max_turns": max_turns}
 
 
-def _same(a: Any, b: Any) -> bool:
-    """Equal as JSON (so ``true`` is not ``1`` and ``2.0`` is not ``2``)."""
-    try:
-        return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
-    except (TypeError, ValueError, RecursionError):
-        return False
-
-
 def _settings_mismatch(saved: Any, settings: dict[str, Any]) -> str | None:
-    """The first setting in which ``saved`` (a results file or manifest) differs, as ``"key saved vs
-    ours"``; None if they all match."""
-    if not isinstance(saved, dict):
-        return "it is not a JSON object"
-    for key in SETTINGS_KEYS:
-        if key not in saved:
-            return f"it has no {key!r}"
-        if not _same(saved[key], settings[key]):
-            return f"{key} {short_repr(saved[key])} there, {short_repr(settings[key])} here"
-    return None
-
-
-def _writable_folder(folder: Path, what: str, probe_prefix: str) -> None:
-    """Create ``folder`` and its parents if missing (as the atomic writer would) and check that a file
-    can be created in it, by creating and removing one: ``ValueError`` naming ``what`` otherwise."""
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ValueError(f"{what}: cannot create folder {folder}: {exc.strerror or exc}") from None
-    try:
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=probe_prefix, suffix=".tmp")
-    except OSError as exc:
-        raise ValueError(f"{what}: cannot write in folder {folder}: {exc.strerror or exc}") from None
-    os.close(fd)
-    os.unlink(tmp)
-
-
-def _remove_temp_files(folder: Path, name_pattern: str) -> None:
-    """Remove the temporary files an atomic write of ``name_pattern`` files left behind in ``folder``
-    when its process was killed mid-write (``.NAME.XXXX.tmp``, see :mod:`concordia_env._internal.files`)."""
-    for tmp in folder.glob(f".{name_pattern}.*.tmp"):
-        try:
-            tmp.unlink()
-        except OSError:
-            pass
+    """The settings in which ``saved`` (a results file) differs, as ``"key saved there, ours here"``;
+    None if they all match."""
+    found = differences(saved, settings, SETTINGS_KEYS)
+    return "; ".join(found) if found else None
 
 
 def check_results_path(path: str | os.PathLike) -> Path:
@@ -112,8 +66,8 @@ def check_results_path(path: str | os.PathLike) -> Path:
     out = Path(path)
     if out.is_dir():
         raise ValueError(f"results file {out} is a folder; give a file name")
-    _writable_folder(out.parent, f"results file {out}", f".{out.name}.")
-    _remove_temp_files(out.parent, out.name)
+    writable_folder(out.parent, f"results file {out}")
+    remove_temporaries(out.parent, out.name)
     return out
 
 
@@ -150,8 +104,8 @@ def _check_game(entry: Any, g: int, settings: dict[str, Any]) -> dict[str, Any]:
     result = {"scores": entry["scores"], "ranking": entry["ranking"], "truncated": truncated, "turns": turns,
               "winner": None if truncated else entry["ranking"][0]}
     expected = _game_summary(g, settings["seed"] + g, seat_specs(settings["agents"], g), result)
-    if not _same(entry, expected):
-        bad = next(k for k in expected if not _same(entry.get(k), expected[k]))
+    if not same_json(entry, expected):
+        bad = next(k for k in expected if not same_json(entry.get(k), expected[k]))
         raise ValueError(f"its {bad!r} is {short_repr(entry.get(bad))}, expected {short_repr(expected[bad])}")
     return expected
 
@@ -192,47 +146,22 @@ def _manifest(settings: dict[str, Any]) -> dict[str, Any]:
     return {"format": RECORDS_MANIFEST_FORMAT, "version": 1, **settings}
 
 
-def _record_files(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.iterdir() if _RECORD_RE.fullmatch(p.name))
+def _from_manifest(document: Any) -> dict[str, Any] | None:
+    return document if isinstance(document, dict) and document.get("format") == RECORDS_MANIFEST_FORMAT else None
 
 
 def prepare_record_dir(folder: str | os.PathLike, settings: dict[str, Any], overwrite: bool = False) -> Path:
-    """Make ``folder`` the records folder of the tournament ``settings``, before the first game.
+    """Make ``folder`` the records folder of the tournament ``settings``, before the first game: a
+    run folder (:mod:`concordia_env.arena.run_folder`) whose settings file is :data:`RECORDS_MANIFEST`
+    and whose units are the game records.
 
-    Missing folders are created and the folder must be writable. The folder is marked with
-    :data:`RECORDS_MANIFEST` naming the settings; a folder already marked with the same settings
-    (this tournament, run again or resumed) is reused. A folder holding game records of another
-    tournament, or of an unknown one, is refused with a ``ValueError`` unless ``overwrite``, which
-    deletes those records first. Other files in the folder are left alone."""
-    folder = Path(folder)
-    what = f"records folder {folder}"
-    if folder.exists() and not folder.is_dir():
-        raise ValueError(f"{what} is a file, not a folder")
-    _writable_folder(folder, what, f".{RECORDS_MANIFEST}.")
-    _remove_temp_files(folder, "game_*.json")
-    _remove_temp_files(folder, RECORDS_MANIFEST)
-    manifest = folder / RECORDS_MANIFEST
-    mismatch: str | None = None
-    if manifest.exists():
-        try:
-            saved = read_json_file(manifest, "records manifest")
-        except (OSError, ValueError) as exc:
-            mismatch = str(exc)
-        else:
-            mismatch = _settings_mismatch(saved, settings)
-            if mismatch is None and isinstance(saved, dict) and saved.get("format") == RECORDS_MANIFEST_FORMAT:
-                return folder  # this tournament's folder
-            mismatch = mismatch or "not a records manifest"
-    elif _record_files(folder):
-        mismatch = f"game records without a {RECORDS_MANIFEST}"
-    if mismatch is not None:
-        if not overwrite:
-            raise ValueError(f"{what} holds another tournament's records ({mismatch}); use another folder, "
-                             f"or --overwrite to delete them")
-        for path in _record_files(folder):
-            path.unlink()
-    write_json_atomic(_manifest(settings), manifest)
-    return folder
+    Missing folders are created and the folder must be writable. A folder already marked with the
+    same settings (this tournament, run again or resumed) is reused. A folder holding game records
+    of another tournament, or of an unknown one, is refused with a ``ValueError`` unless
+    ``overwrite``, which deletes those records first. Other files in the folder are left alone."""
+    return RunFolder.open(folder, settings, settings_name=RECORDS_MANIFEST, units=("game_*.json",),
+                          what="records folder", owner="another tournament's records", flag="--records",
+                          keys=SETTINGS_KEYS, wrap=_manifest, unwrap=_from_manifest, overwrite=overwrite).path
 
 
 def verified_game(path: Path, g: int, settings: dict[str, Any]) -> dict[str, Any]:
@@ -271,7 +200,7 @@ def recorded_games(folder: Path, start: int, settings: dict[str, Any]) -> list[d
             found.append(verified_game(path, g, settings))
         except (OSError, ValueError) as exc:
             later = f"games {g}-{settings['games'] - 1}" if g < settings["games"] - 1 else f"game {g}"
-            _warn(f"{exc}; playing {later} again")
+            warn(f"{exc}; playing {later} again")
             break
     return found
 
@@ -281,14 +210,14 @@ def _check_against_records(out: Path, saved: Sequence[dict[str, Any]], verified:
     """Warn (one line) where the results file's games differ from the verified records, which are used
     instead, or list games without a record, which are played again (a damaged record was warned
     about already)."""
-    differ = [g for g, (a, b) in enumerate(zip(saved, verified)) if not _same(a, b)]
+    differ = [g for g, (a, b) in enumerate(zip(saved, verified)) if not same_json(a, b)]
     if differ:
-        keys = [k for k in verified[differ[0]] if not _same(saved[differ[0]].get(k), verified[differ[0]][k])]
-        _warn(f"results file {out}: game{'s' if len(differ) > 1 else ''} {', '.join(map(str, differ[:5]))}"
+        keys = [k for k in verified[differ[0]] if not same_json(saved[differ[0]].get(k), verified[differ[0]][k])]
+        warn(f"results file {out}: game{'s' if len(differ) > 1 else ''} {', '.join(map(str, differ[:5]))}"
               f"{' ...' if len(differ) > 5 else ''} differ{'' if len(differ) > 1 else 's'} from the verified "
               f"record ({', '.join(keys)} of game {differ[0]}); the records are used")
     if len(saved) > len(verified) and not (folder / RECORD_NAME.format(len(verified))).exists():
-        _warn(f"results file {out} lists {len(saved)} games but the records hold {len(verified)}: "
+        warn(f"results file {out} lists {len(saved)} games but the records hold {len(verified)}: "
               f"games {len(verified)}-{len(saved) - 1} have no record and are played again")
 
 

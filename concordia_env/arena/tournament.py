@@ -61,7 +61,6 @@ from .results import (
     RECORD_NAME,
     _check_against_records,
     _game_summary,
-    _record_files,
     _unfinished,
     check_results_path,
     load_partial_results,
@@ -359,7 +358,7 @@ def prepare_tournament(map_name: str, num_players: int, agent_specs: Sequence[st
         raise ValueError("--resume needs the results file (--out) or the records folder (--records) to resume from")
     out_path = check_results_path(out) if out is not None else None
     if resume and not (out_path is not None and out_path.exists()) and not (
-            record_dir is not None and Path(record_dir).is_dir() and _record_files(Path(record_dir))):
+            record_dir is not None and Path(record_dir).is_dir() and any(Path(record_dir).glob("game_*.json"))):
         where = " or ".join(f"{w} {p}" for w, p in (("results file", out), ("records folder", record_dir)) if p)
         raise ValueError(f"--resume: nothing to resume in {where}; run without --resume to start")
     done: list[dict[str, Any]] = []

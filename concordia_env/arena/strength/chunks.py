@@ -24,6 +24,7 @@ from ..evaluation import (
     paired_summary,
 )
 from ..pools import Interrupted
+from ..run_folder import set_aside
 from ..runner import Runner
 from ..tournament import seat_specs
 from .config import Line, StrengthConfig, StrengthWarning, _is_int, select_lines
@@ -32,10 +33,16 @@ DEFAULT_DEALS_CHUNK = 10
 #: as in run_evaluation's results
 PAIRING = ("deal k uses setup seed seed+k and is played once per rotation r = 0..n-1, "
            "seat j taken by lineup[(j + r) % n]; game = k * n + r")
+#: what happens to the deals of a chunk that cannot be used
+REDO = "its deals will be played again"
 CHUNK_RE = re.compile(r"^deals_(\d+)-(\d+)\.json$")
 
 
 # ---------------------------------------------------------------- chunk files
+def _warn(message: str) -> None:
+    warnings.warn(f"chunk {message}", StrengthWarning, stacklevel=3)
+
+
 def line_folder(out: str | os.PathLike, line: Line) -> Path:
     """Where a line's chunk files live."""
     return Path(out) / "lines" / line.id
@@ -119,8 +126,7 @@ def scan_line(line: Line, out: str | os.PathLike, warn: bool = True) -> LineChun
         if problem is not None or not isinstance(data, dict):
             found.invalid.append((path, str(problem)))
             if warn:
-                warnings.warn(f"chunk {path}: {problem}; its deals will be played again", StrengthWarning,
-                              stacklevel=2)
+                _warn(f"{path}: {problem}; {REDO}")
             continue
         run = data.get("run")
         machine = run.get("machine") if isinstance(run, dict) else None
@@ -213,9 +219,9 @@ class _Job:
 def _prepare(lines: Sequence[Line], out: Path, deals_chunk: int) -> list[_Job]:
     jobs = []
     for line in lines:
-        found = scan_line(line, out)
-        for path, _ in found.invalid:
-            os.replace(path, path.with_name(path.name + ".invalid"))
+        found = scan_line(line, out, warn=False)
+        for path, problem in found.invalid:
+            set_aside(path, problem, REDO, _warn)
         for first, last in plan_chunks(line, found.games, deals_chunk):
             jobs.append(_Job(line, first, last, [None] * ((last - first + 1) * line.players)))
     return jobs

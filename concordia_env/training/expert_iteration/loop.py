@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -119,9 +118,6 @@ def run_generation(args: argparse.Namespace, out: Path, g: int, best: Expert, de
 def run(args: argparse.Namespace) -> dict[str, Any]:
     """The whole loop (module doc); returns a summary."""
     out = Path(args.out)
-    if args.resume and not (out / "run.json").exists():
-        print(f"note: {out} has no run.json; starting a new run", file=sys.stderr)
-    out.mkdir(parents=True, exist_ok=True)
     check_run_file(args, out)
     device = _set_torch(args)
     best = Expert.of(args.init_net, None) if args.init_net else Expert()

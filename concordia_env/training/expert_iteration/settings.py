@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from concordia_env._internal.files import write_json_atomic
+from concordia_env.arena.run_folder import RunFolder, flag_label
 
 PROG = "python -m concordia_env.training.expert_iteration"
 RUN_FORMAT = "concordia-env/expert-iteration"
@@ -121,23 +121,21 @@ def checkpoint_fixed(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def check_run_file(args: argparse.Namespace, out: Path) -> None:
-    """Write ``OUT/run.json``, or check a restart against it (``ValueError`` in one line)."""
-    path = out / "run.json"
+    """Claim ``OUT`` as this run's folder (:mod:`concordia_env.arena.run_folder`): write
+    ``OUT/run.json``, or check a restart against it (``ValueError`` in one line). A run file written
+    before a fixed argument existed reads as that argument's default."""
     fixed = {k: vars(args)[k] for k in FIXED_ARGS}
-    if path.exists():
-        doc = read_json(path)
-        if doc is None or doc.get("format") != RUN_FORMAT:
-            raise ValueError(f"{path}: not an expert-iteration run file; use another --out")
-        if not args.resume:
-            raise ValueError(f"{out} holds a run already: add --resume to continue it, or use another --out")
-        old = {**FIXED_DEFAULTS, **doc.get("arguments", {})}
-        changed = [f"--{k.replace('_', '-')} {old.get(k)!r} -> {fixed[k]!r}" for k in FIXED_ARGS if old.get(k) != fixed[k]]
-        if changed:
-            raise ValueError(f"{path}: the run was started with other settings ({'; '.join(changed)}); "
-                             f"repeat them or use another --out")
-        return
-    write_json_atomic({"format": RUN_FORMAT, "version": RUN_VERSION, "arguments": fixed,
-                       "command": getattr(args, "command", None)}, path)
+
+    def unwrap(doc: Any) -> dict[str, Any] | None:
+        if not isinstance(doc, dict) or doc.get("format") != RUN_FORMAT or not isinstance(doc.get("arguments"), dict):
+            return None
+        return {**FIXED_DEFAULTS, **doc["arguments"]}
+
+    RunFolder.open(out, fixed, settings_name="run.json", units=("gen_*/shard_*.npz", "gen_*/*.json"),
+                   resume=bool(args.resume), label=flag_label,
+                   wrap=lambda settings: {"format": RUN_FORMAT, "version": RUN_VERSION, "arguments": dict(settings),
+                                          "command": getattr(args, "command", None)},
+                   unwrap=unwrap)
 
 
 def selfplay_config(args: argparse.Namespace) -> SelfPlayConfig:

@@ -19,9 +19,15 @@ from pathlib import Path
 from typing import Any
 
 from concordia_env._internal.files import write_bytes_atomic
-from concordia_env.agents.policy import moved_class_objects  # torch is imported lazily there
+from concordia_env.agents.policy import moved_class_objects
+from concordia_env.arena.run_folder import RunFolder, flag_label  # torch is imported lazily there
 from concordia_env.training.selfplay import FrozenPolicy
 
+#: the settings a resumed run keeps (the game it learns and the network's shape): checked against ``config.json``
+FIXED = ("map", "players", "net_arch", "reward")
+#: a run directory's units (see :mod:`concordia_env.arena.run_folder`)
+UNITS = ("checkpoints/step_*.zip", "final.zip", "policy.zip", "eval/*", "logs/*", "progress.jsonl", "wall_time.json",
+         "config-resume-*.json")
 #: a periodic (or Ctrl-C) checkpoint of the run directory
 CHECKPOINT_NAME = re.compile(r"step_(\d+)\.zip")
 #: the temporary files :func:`concordia_env._internal.files.write_bytes_atomic` writes beside their target
@@ -186,10 +192,7 @@ def refill_pool(out: Path, vec_env: Any, pool_size: int, until: int | None = Non
 
 def remove_stale_temporaries(out: Path) -> None:
     """Delete the temporary files a killed save left in the run directory (it is this run's alone)."""
-    for folder in (out, out / "checkpoints", out / "eval", out / "logs"):
-        for path in folder.glob(".*.tmp"):
-            if TEMPORARY_NAME.fullmatch(path.name) and path.is_file():
-                path.unlink(missing_ok=True)
+    RunFolder(out, "config.json", UNITS, resumed=False).remove_temporaries()
 
 
 # ------------------------------------------------------------ the run directory
@@ -209,18 +212,26 @@ def existing_run(out: Path) -> str | None:
     return ", ".join(found) or None
 
 
+def claim_run_directory(args: argparse.Namespace, out: Path) -> RunFolder:
+    """Check ``out`` as this run's folder (:mod:`concordia_env.arena.run_folder`), writing nothing
+    (``config.json`` is written once the run really starts). A new run refuses a directory that holds
+    one: its checkpoints would mix with the new run's, and a later ``--resume`` would take the old
+    ones for the new run's. A resumed run must keep :data:`FIXED` (``RunExists`` otherwise); it may
+    change the rest (a longer ``--total-steps``, another learning rate)."""
+    resume = False if args.resume is None else (True if Path(args.resume).is_dir() and Path(args.resume) == out else None)
+    hint = f"continue it with --resume {out}" if resume_readable(out) else "it has no checkpoint to resume: delete it"
+    try:
+        return RunFolder.open(out, {k: getattr(args, k) for k in FIXED}, settings_name="config.json", units=UNITS,
+                              resume=resume, keys=FIXED, label=flag_label, resume_hint=hint, write=False,
+                              unwrap=lambda doc: doc if isinstance(doc, dict) and "map" in doc else None)
+    except ValueError as exc:
+        raise RunExists(str(exc)) from None
+
+
 def check_new_run_directory(out: Path) -> None:
-    """``RunExists`` if a new run (no ``--resume``) would write into an earlier run's directory: its
-    checkpoints, logs and evaluations would mix with the new run's, and a later ``--resume`` would
-    pick up the old checkpoints as if they were the new run's."""
-    found = existing_run(out)
-    if found is None:
-        return
-    if resume_readable(out):
-        advice = f"continue it with --resume {out}, or choose another --out"
-    else:  # a run stopped before its first checkpoint: nothing to resume
-        advice = "it has no checkpoint to resume: delete it or choose another --out"
-    raise RunExists(f"--out {out} already holds a run ({found}); {advice}")
+    """``RunExists`` if a new run (no ``--resume``) would write into an earlier run's directory
+    (:func:`claim_run_directory`)."""
+    claim_run_directory(argparse.Namespace(resume=None, **{k: None for k in FIXED}), out)
 
 
 def resume_readable(out: Path) -> bool:

@@ -19,9 +19,8 @@ from concordia_env.training.selfplay import FrozenPolicy
 from .callbacks import build_callbacks, rollout_lines
 from .checkpoints import (
     SaveError,
-    check_new_run_directory,
+    claim_run_directory,
     refill_pool,
-    remove_stale_temporaries,
     resume_candidates,
     resume_model,
     run_directory,
@@ -86,9 +85,8 @@ def train(args: argparse.Namespace, prog: str = PROG) -> Path:
 
     torch.set_num_threads(args.torch_threads)
     out = run_directory(args)
+    folder = claim_run_directory(args, out)
     candidates = resume_candidates(args.resume) if args.resume is not None else []
-    if args.resume is None:
-        check_new_run_directory(out)
     subproc = args.vec == "subproc"
     factories = [env_factory(args, args.opponents, worker=subproc) for _ in range(args.n_envs)]
     vec_env = SubprocVecEnv(factories) if subproc else DummyVecEnv(factories)
@@ -97,7 +95,7 @@ def train(args: argparse.Namespace, prog: str = PROG) -> Path:
         vec_env.seed(args.seed)
         # the run really starts: only now is its directory made and written
         (out / "checkpoints").mkdir(parents=True, exist_ok=True)
-        remove_stale_temporaries(out)
+        folder.remove_temporaries()
         write_config(args, out, prog)
         model.set_logger(make_logger(args, out, resumed_at))
         try:

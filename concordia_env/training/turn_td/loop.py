@@ -26,6 +26,7 @@ from concordia_env._internal.files import write_json_atomic
 from concordia_env.agents.az import released_net
 from concordia_env.agents.value_net import ValueNet
 from concordia_env.arena.pools import Interrupted, sigterm_as_ctrl_c
+from concordia_env.arena.run_folder import RunFolder, flag_label
 from concordia_env.arena.tournament import check_tournament_args, run_tournament
 from concordia_env.game import check_setup_args
 
@@ -208,26 +209,10 @@ def prepare(args: argparse.Namespace) -> None:
     check_tournament_args(args.map, args.players, ["random"] * args.players, args.gate_games, args.workers)
     if args.init not in ("az", "none") and not Path(args.init).with_suffix(".npz").is_file():
         raise RunError(f"--init {args.init}: no such network file (give az, none or a .npz path)")
-    out = Path(args.out)
-    saved = out / "settings.json"
-    if saved.is_file():
-        try:
-            old = json.loads(saved.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise RunError(f"{saved}: unreadable ({type(exc).__name__}); use another --out") from None
-        if not args.resume:
-            raise RunError(f"{out} holds a run already: add --resume to continue it, or use another --out")
-        if old != settings(args):
-            diff = sorted(k for k in set(old) | set(settings(args)) if old.get(k) != settings(args).get(k))
-            raise RunError(f"{saved}: the run was made with other settings ({', '.join(diff)}); "
-                           f"resume it with the same options, or use another --out")
-    elif args.resume:
-        raise RunError(f"--resume: no run in {out} ({saved} is missing); run without --resume to start one")
-    elif out.exists() and any(out.iterdir()):
-        raise RunError(f"{out} is not empty and holds no run: use an empty or new --out")
-    if not saved.is_file():
-        out.mkdir(parents=True, exist_ok=True)
-        write_json_atomic(settings(args), saved)
+    try:
+        RunFolder.open(args.out, settings(args), units=("round_*/*",), resume=bool(args.resume), label=flag_label)
+    except ValueError as exc:
+        raise RunError(str(exc)) from None
 
 
 def parser() -> argparse.ArgumentParser:

@@ -43,9 +43,11 @@ Shards and resuming
 -------------------
 Games are written in shards of ``--shard-size`` games, ``shard_{i:05d}.npz`` holding games
 ``[i*K, (i+1)*K)``, each written atomically (temporary file, fsync, ``os.replace``), with the
-data set's settings in its ``meta`` entry. ``dataset.json`` holds the settings of the directory;
-a restart with other settings is refused. A restart keeps every shard that loads and matches,
-and regenerates the missing ones and any that is truncated or corrupt (one warning line each).
+data set's settings in its ``meta`` entry. The directory is a run folder
+(:mod:`concordia_env.arena.run_folder`): ``dataset.json`` holds its settings and a restart with
+other settings is refused. A restart keeps every shard that loads and matches, and regenerates
+the missing ones and any that is truncated, corrupt or foreign (one warning line each; a bad
+shard is kept aside as ``shard_NNNNN.npz.invalid``).
 :func:`load_shards` (used by training) likewise skips, with one warning line, a shard it cannot
 read. Ctrl-C (status 130) and a write that fails (a full disk: one line, status 1) keep every
 complete shard; the same command again resumes.
@@ -74,6 +76,7 @@ from concordia_env.agents import make_agent
 from concordia_env.agents.mcts import evaluate
 from concordia_env.arena.pools import Interrupted, process_pool
 from concordia_env.arena.records import play_game
+from concordia_env.arena.run_folder import RunFolder, set_aside
 from concordia_env.arena.runner import Runner
 from concordia_env.data import MAP_NAMES, load_map
 from concordia_env.engine import MAXP
@@ -247,15 +250,19 @@ def read_shard(path: Path) -> dict[str, Any]:
 
 
 def _shard_ok(cfg: DataConfig, path: Path, games: range) -> bool:
-    """True if ``path`` holds exactly the shard these settings would write; warns on a bad file."""
+    """True if ``path`` holds exactly the shard these settings would write; a damaged or foreign
+    shard is set aside with one warning line (:func:`~concordia_env.arena.run_folder.set_aside`)."""
     if not path.exists():
         return False
     try:
         meta = read_shard(path)["meta"]
     except ValueError as exc:
-        print(f"warning: {exc}; regenerating it", file=sys.stderr)
+        set_aside(path, str(exc).removeprefix(f"{path}: "), "regenerating it")
         return False
-    return meta == dict(cfg.to_json(), shard=meta.get("shard"), games=[games.start, games.stop])
+    if meta != dict(cfg.to_json(), shard=meta.get("shard"), games=[games.start, games.stop]):
+        set_aside(path, "written with other settings", "regenerating it")
+        return False
+    return True
 
 
 def load_shards(directory: str | os.PathLike, quiet: bool = False) -> dict[str, Any]:
@@ -309,18 +316,8 @@ def generate(cfg: DataConfig, games: int, out: str | os.PathLike, workers: int =
     ``concordia tournament --backend ray``; ``workers`` is then ignored); the shards' bytes are
     the same whatever the backend and worker count, and this process writes every shard."""
     _check_backend(backend, address)
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    settings = out / "dataset.json"
-    if settings.exists():
-        try:
-            old = json.loads(settings.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise ValueError(f"{settings}: unreadable ({type(exc).__name__}); delete it or use another --out") from None
-        if old != cfg.to_json():
-            raise ValueError(f"{settings}: directory holds data of other settings ({old}); use another --out")
-    else:
-        write_bytes_atomic(settings, (json.dumps(cfg.to_json(), indent=2) + "\n").encode())
+    out = RunFolder.open(out, cfg.to_json(), settings_name="dataset.json", units=("shard_*.npz",),
+                         what="data set folder", owner="a data set of other settings").path
     n_shards = -(-games // cfg.shard_size)
     todo = [i for i in range(n_shards) if not _shard_ok(cfg, shard_path(out, i), shard_games(cfg, games, i))]
     skipped = n_shards - len(todo)
