@@ -6,6 +6,7 @@ Shared by the AEC env (:mod:`concordia_env.env`) and the batched env
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -29,12 +30,17 @@ def seat_rewards(state: GameState, mode: str) -> np.ndarray:
 
     Ties in VP are broken as in the rules (see :meth:`GameState.ranking`), so
     "win" and "rank" always give distinct places."""
-    n = state.num_players
+    return rewards_of(state.scores(), state.ranking(), mode)
+
+
+def rewards_of(scores: Sequence[int], ranking: Sequence[int], mode: str) -> np.ndarray:
+    """:func:`seat_rewards` from a game's VP per seat and its ranking (seats first to last), as a
+    finished game's result holds them (:class:`~concordia_env.arena.game_result.GameResult`)."""
+    n = len(scores)
     out = np.zeros(n)
     if mode == "vp":
-        vp = np.asarray(state.scores(), np.float64)
+        vp = np.asarray(scores, np.float64)
         return (vp - vp.mean()) / VP_SCALE
-    ranking = state.ranking()
     if mode == "win":
         out[:] = -1.0 / (n - 1)
         out[ranking[0]] = 1.0

@@ -30,3 +30,12 @@ def test_a_left_game_is_unfinished_truncated_and_has_no_winner_in_its_entry():
     assert result.unfinished and result.truncated and result.to_json() == partial["result"]
     entry = result.entry({"game": 0, "seed": 1}, ["random"] * 3)
     assert entry["truncated"] is True and (entry["winner"] is None) == (entry["winner_seat"] is None)
+
+
+def test_training_targets_come_from_the_result():
+    # seats 0..2 with 70, 82, 82 VP; the tie between seats 1 and 2 broken for seat 2
+    result = GameResult(scores=(70, 82, 82), ranking=(2, 1, 0), winner=2, truncated=False, turns=40)
+    assert result.wins().tolist() == [0.0, 0.0, 1.0]
+    assert result.margins().tolist() == [-12.0, 0.0, 0.0]
+    assert result.rewards("rank").tolist() == [-1.0, 0.0, 1.0]
+    assert result.rewards("win").tolist() == [-0.5, -0.5, 1.0]

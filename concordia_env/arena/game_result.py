@@ -12,6 +12,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
+from ..rewards import rewards_of
 from ..state import GameState
 
 
@@ -82,3 +85,20 @@ class GameResult:
         if self.decisions is not None and self.act_seconds is not None:
             out.update(decisions=list(self.decisions), act_seconds=list(self.act_seconds))
         return out
+
+    # ---------------------------------------------------------------- training targets, per seat
+    def wins(self) -> np.ndarray:
+        """1.0 for the first seat of the ranking (the winner after tie-break), 0.0 for the others."""
+        out = np.zeros(len(self.scores))
+        out[self.ranking[0]] = 1.0
+        return out
+
+    def margins(self) -> np.ndarray:
+        """Each seat's VP minus the best other seat's VP."""
+        vp = np.asarray(self.scores, np.float64)
+        return np.array([vp[p] - np.delete(vp, p).max() for p in range(len(vp))])
+
+    def rewards(self, mode: str) -> np.ndarray:
+        """The env's end-of-game reward per seat (``"win"``, ``"rank"`` or ``"vp"``, see
+        :func:`concordia_env.rewards.seat_rewards`)."""
+        return rewards_of(self.scores, self.ranking, mode)

@@ -6,7 +6,7 @@ import hashlib
 import json
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -142,7 +142,7 @@ def load_partial_results(path: str | os.PathLike, settings: dict[str, Any], *,
     return done, float(seconds) if isinstance(seconds, (int, float)) and math.isfinite(seconds) else 0.0
 
 
-def _manifest(settings: dict[str, Any]) -> dict[str, Any]:
+def _manifest(settings: Mapping[str, Any]) -> dict[str, Any]:
     return {"format": RECORDS_MANIFEST_FORMAT, "version": 1, **settings}
 
 

@@ -12,6 +12,7 @@ import numpy as np
 
 from concordia_env import engine as E
 from concordia_env.agents.value_net import ROWS
+from concordia_env.arena.game_result import GameResult
 from concordia_env.arena.pools import process_pool
 from concordia_env.arena.records import play_game
 from concordia_env.arena.runner import Runner
@@ -33,8 +34,8 @@ def play_selfplay_game(cfg: SelfPlayConfig, g: int, game: int, expert: Expert) -
     seat: _RecordingSeat = (TeacherSeat(cfg.teacher_epsilon, seed) if expert.is_teacher
                                          else RecordingSeat(make_expert(cfg, expert), cfg))
     record = play_game(cfg.map, cfg.players, seed, [seat] * cfg.players, max_turns=cfg.max_turns)
-    result = record["result"]
-    rows = [] if result["truncated"] else seat.rows
+    result = GameResult.from_json(record["result"])
+    rows = [] if result.truncated else seat.rows
     m = len(rows)
     arrays: dict[str, np.ndarray] = {
         "state": np.asarray([r[0] for r in rows], np.int32).reshape(m, E.STATE_SIZE),
@@ -49,11 +50,11 @@ def play_selfplay_game(cfg: SelfPlayConfig, g: int, game: int, expert: Expert) -
         "visit_counts": np.concatenate([r[5] for r in rows] or [np.zeros(0)]).astype(np.int32),
     }
     scores = np.zeros(ROWS, np.int32)
-    scores[:cfg.players] = result["scores"]
+    scores[:cfg.players] = result.scores
     info = {"game_index": game, "game_seed": seed, "game_players": cfg.players,
-            "game_winner": -1 if result["truncated"] else int(result["ranking"][0]),
-            "game_truncated": int(result["truncated"]), "game_decisions": seat.decisions,
-            "game_positions": m, "game_turns": int(result["turns"]), "game_scores": scores}
+            "game_winner": -1 if result.truncated else result.ranking[0],
+            "game_truncated": int(result.truncated), "game_decisions": seat.decisions,
+            "game_positions": m, "game_turns": result.turns, "game_scores": scores}
     return arrays, info
 
 

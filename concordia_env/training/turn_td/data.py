@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from concordia_env.agents.value_net import ROWS, ValueNet
+from concordia_env.arena.game_result import GameResult
 from concordia_env.arena.records import initial_state, load_record
 from concordia_env.training.value.targets import bootstrap_targets
 from concordia_env.turns import turn_ends
@@ -26,16 +27,12 @@ def game_positions(record: dict[str, Any]) -> dict[str, np.ndarray] | None:
     turn's index in the game), ``outcome`` (P, 5: 1 for the winner's row) and ``margin`` (P, 5:
     each row's final VP minus the best other's), rows as each position's own; None for a
     truncated game (it has no outcome)."""
-    result = record["result"]
-    if result.get("truncated"):
+    result = GameResult.from_json(record["result"])
+    if result.truncated:
         return None
     n = int(record["players"])
     ends = turn_ends(initial_state(record), record["actions"])
-    scores = np.asarray(result["scores"], np.float64)
-    win = np.zeros(n)
-    win[int(result["winner"])] = 1.0
-    best_other = np.array([np.max(np.delete(scores, p)) for p in range(n)])
-    margin = scores - best_other
+    win, margin = result.wins(), result.margins()
     seats = [seat for seat, _ in ends]
     return {
         "obs": np.stack([obs for _, obs in ends]).astype(np.float32),

@@ -74,6 +74,7 @@ from concordia_env import encoding
 from concordia_env._internal.files import write_bytes_atomic
 from concordia_env.agents import make_agent
 from concordia_env.agents.mcts import evaluate
+from concordia_env.arena.game_result import GameResult
 from concordia_env.arena.pools import Interrupted, process_pool
 from concordia_env.arena.records import play_game
 from concordia_env.arena.run_folder import RunFolder, set_aside
@@ -157,19 +158,14 @@ def play_recorded(cfg: DataConfig, g: int) -> tuple[dict[str, np.ndarray], dict[
         count += 1
 
     record = play_game(cfg.map, n, game_seed, agents, max_turns=cfg.max_turns, on_step=on_step)
-    result = record["result"]
+    result = GameResult.from_json(record["result"])
     info = {"game_index": g, "game_seed": game_seed, "game_players": n,
-            "game_agents": agent_ids + [-1] * (MAXP - n), "game_truncated": bool(result["truncated"]),
+            "game_agents": agent_ids + [-1] * (MAXP - n), "game_truncated": result.truncated,
             "game_decisions": count}
-    if result["truncated"]:
+    if result.truncated:
         obs, seats, steps, turns, heur = [], [], [], [], []
-    final = np.asarray(result["scores"], np.float64)
-    win = np.zeros(n)
-    win[result["winner"] if result["winner"] is not None else result["ranking"][0]] = 1.0
-    rank = np.zeros(n)  # the env's "rank" reward (rewards.seat_rewards)
-    for place, p in enumerate(result["ranking"]):
-        rank[p] = 1.0 - 2.0 * place / (n - 1)
-    margin = np.array([final[p] - np.delete(final, p).max() for p in range(n)])
+    final = np.asarray(result.scores, np.float64)
+    win, rank, margin = result.wins(), result.rewards("rank"), result.margins()
     m = len(steps)
     arrays: dict[str, np.ndarray] = {
         "obs": np.asarray(obs, np.int16).reshape(m, encoding.OBSERVATION_SIZE),
