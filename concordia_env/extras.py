@@ -9,5 +9,8 @@ attribute (a test's monkeypatch), patch the new module.
 from __future__ import annotations
 
 from ._internal.extras import install_hint
+from ._internal.moved import moved as _moved
 
 __all__ = ["install_hint"]
+
+_moved("concordia_env.extras", "concordia_env._internal.extras")

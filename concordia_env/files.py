@@ -18,8 +18,11 @@ from ._internal.files import (
     write_json_atomic,
     write_text_atomic,
 )
+from ._internal.moved import moved as _moved
 
 __all__ = [
     "FILE_MODE", "NEW_FILE_MODE", "current_umask", "file_mode", "npz_bytes", "write_bytes_atomic",
     "write_json_atomic", "write_text_atomic",
 ]
+
+_moved("concordia_env.files", "concordia_env._internal.files")

@@ -40,6 +40,7 @@ from ._internal.jit import (
     version_tag,
     writable_problem,
 )
+from ._internal.moved import moved as _moved
 
 __all__ = [
     "APP_NAME", "BUSY_FACTOR", "CACHE_ENV", "COMPILE_SECONDS", "CacheDecision", "FIRST_USE_NOTICE", "GROUPS",
@@ -48,3 +49,5 @@ __all__ = [
     "default_cache_dir", "ensure_fresh", "estimate_text", "group_kernels", "kernel", "kernel_sources",
     "resolve_groups", "sources_stamp", "stamp_marker", "version_tag", "writable_problem",
 ]
+
+_moved("concordia_env.jit", "concordia_env._internal.jit")

@@ -8,6 +8,7 @@ no code of its own: to patch an attribute (a test's monkeypatch), patch the new 
 
 from __future__ import annotations
 
+from ._internal.moved import moved as _moved
 from .display.menu import (
     COMMANDS,
     GOODS,
@@ -43,3 +44,5 @@ __all__ = [
     "decision_text", "describe", "goods_text", "number_ranges", "owners_text", "player_tag", "production",
     "route_text", "wrap",
 ]
+
+_moved("concordia_env.menu", "concordia_env.display.menu")

@@ -8,6 +8,7 @@ no code of its own: to patch an attribute (a test's monkeypatch), patch the new 
 
 from __future__ import annotations
 
+from ._internal.moved import moved as _moved
 from .display.picture import (
     DEFAULT_DPI,
     FIGSIZE,
@@ -29,3 +30,5 @@ __all__ = [
     "DEFAULT_DPI", "FIGSIZE", "GOD_COLOURS", "GOOD_COLOURS", "MAX_DPI", "MIN_DPI", "PLAYER_COLOURS",
     "STATIC_DRAWS", "clear_cache", "draw_state", "frame_size", "render_image", "render_rgb", "save_png",
 ]
+
+_moved("concordia_env.picture", "concordia_env.display.picture")

@@ -8,6 +8,7 @@ no code of its own: to patch an attribute (a test's monkeypatch), patch the new 
 
 from __future__ import annotations
 
+from ._internal.moved import moved as _moved
 from .display.render import (
     GOODS,
     SCORE_COLUMNS,
@@ -36,3 +37,5 @@ __all__ = [
     "colonist_place", "goods_text", "house_owners", "owners_text", "owns_house", "pack", "player_tag",
     "price_text", "score_table", "state_to_text", "status_lines", "winner_line", "wrap",
 ]
+
+_moved("concordia_env.render", "concordia_env.display.render")

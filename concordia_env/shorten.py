@@ -8,6 +8,9 @@ attribute (a test's monkeypatch), patch the new module.
 
 from __future__ import annotations
 
+from ._internal.moved import moved as _moved
 from ._internal.shorten import SHORT_DIGITS, cut_numbers, short_number
 
 __all__ = ["SHORT_DIGITS", "cut_numbers", "short_number"]
+
+_moved("concordia_env.shorten", "concordia_env._internal.shorten")

@@ -8,6 +8,9 @@ attribute (a test's monkeypatch), patch the new module.
 
 from __future__ import annotations
 
+from ._internal.moved import moved as _moved
 from ._internal.threads import blas_threads, one_blas_thread
 
 __all__ = ["blas_threads", "one_blas_thread"]
+
+_moved("concordia_env.threads", "concordia_env._internal.threads")

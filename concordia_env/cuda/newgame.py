@@ -10,7 +10,10 @@ on the device.
 
 from __future__ import annotations
 
+from .._internal.moved import moved as _moved
 from ..game import setup_table, template_state
 from ..rules.setup import setup_state, splitmix_below, splitmix_next
 
 __all__ = ["setup_state", "setup_table", "splitmix_below", "splitmix_next", "template_state"]
+
+_moved("concordia_env.cuda.newgame", "concordia_env.rules.setup")

@@ -8,3 +8,7 @@ submodules (board, canvas, frame, geometry, labels, panels, style) are such re-e
 """
 
 from __future__ import annotations
+
+from .._internal.moved import moved as _moved
+
+_moved("concordia_env.drawing", "concordia_env.display.drawing")

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import sys
 
+from .._internal.moved import moved as _moved
+from .._internal.moved import moved_command
 from .ppo import cuda as _cuda
 from .ppo.cuda import Config, make_agent, seat_advantages, sync, train
 
@@ -21,5 +23,9 @@ def main(argv: list[str] | None = None) -> int:
     return _cuda.main(argv, PROG)
 
 
+_moved("concordia_env.training.ppo_cuda", "concordia_env.training.ppo.cuda")
+
+
 if __name__ == "__main__":
+    moved_command("concordia_env.training.ppo_cuda", "concordia_env.training.ppo.cuda")
     sys.exit(main())

@@ -11,6 +11,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from .._internal.moved import moved as _moved
+from .._internal.moved import moved_command
 from .ppo import command as _command
 from .ppo import loop as _loop
 from .ppo import settings as _settings
@@ -79,5 +81,9 @@ def main(argv: list[str] | None = None) -> int:
     return _command.main(argv, PROG)
 
 
+_moved("concordia_env.training.train_ppo", "concordia_env.training.ppo")
+
+
 if __name__ == "__main__":
+    moved_command("concordia_env.training.train_ppo", "concordia_env.training.ppo")
     sys.exit(main())

@@ -9,6 +9,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from .._internal.moved import moved as _moved
+from .._internal.moved import moved_command
 from .ppo import rllib as _rllib
 from .ppo.rllib import INSTALL_HINT, build_config, check_args, env_config, evaluate, progress_row, train
 
@@ -28,5 +30,9 @@ def main(argv: list[str] | None = None) -> int:
     return _rllib.main(argv, PROG)
 
 
+_moved("concordia_env.training.train_rllib", "concordia_env.training.ppo.rllib")
+
+
 if __name__ == "__main__":
+    moved_command("concordia_env.training.train_rllib", "concordia_env.training.ppo.rllib")
     sys.exit(main())

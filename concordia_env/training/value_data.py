@@ -9,6 +9,8 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
+from .._internal.moved import moved as _moved
+from .._internal.moved import moved_command
 from .value import data as _data
 from .value.data import (
     DATA_VERSION,
@@ -40,5 +42,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     return _data.main(argv, PROG)
 
 
+_moved("concordia_env.training.value_data", "concordia_env.training.value.data")
+
+
 if __name__ == "__main__":
+    moved_command("concordia_env.training.value_data", "concordia_env.training.value.data")
     sys.exit(main())

@@ -10,6 +10,8 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
+from .._internal.moved import moved as _moved
+from .._internal.moved import moved_command
 from .value import train as _train
 from .value.checkpoint import UnsafeCheckpointError, load_checkpoint, load_torch_checkpoint, plain, save_checkpoint
 from .value.model import ValueModel, losses, mlp_trunk, predict, torch_values
@@ -31,5 +33,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     return _train.main(argv, PROG)
 
 
+_moved("concordia_env.training.value_train", "concordia_env.training.value.train")
+
+
 if __name__ == "__main__":
+    moved_command("concordia_env.training.value_train", "concordia_env.training.value.train")
     sys.exit(main())

@@ -9,6 +9,7 @@ submodules (html, snapshots) are such re-exports too.
 
 from __future__ import annotations
 
+from .._internal.moved import moved as _moved
 from ..display.viewer import (
     FrameLayout,
     frame_layout,
@@ -25,3 +26,5 @@ __all__ = [
     "FrameLayout", "frame_layout", "frame_vector", "replay_data", "replay_html", "static_view",
     "write_replay_html",
 ]
+
+_moved("concordia_env.viewer", "concordia_env.display.viewer")
