@@ -213,3 +213,13 @@ def save_game(record: dict[str, Any], path: str) -> str | None:
     except OSError as exc:
         return exc.strerror or str(exc)
     return None
+
+
+def seat_arguments(p: argparse.ArgumentParser, others: str) -> None:
+    """The options a human's game shares (``concordia play`` and ``serve``): the agents at the other
+    seats (option ``others``), the human's seat and the setup seed."""
+    p.add_argument(others, default=None, metavar="SPECS",
+                   help=f"one agent spec for every other seat, or a comma list of players-1 specs "
+                        f"(default {DEFAULT_OPPONENT}; with --resume, the record's agents)")
+    p.add_argument("--seat", type=int, default=None, help="your seat, 0..players-1 (default 0)")
+    p.add_argument("--seed", type=seed_arg, default=0, help="game setup seed (default 0)")

@@ -26,19 +26,15 @@ from .common import (
     print_outcome,
     record_opponents,
     save_game,
+    seat_arguments,
     seat_lines,
-    seed_arg,
 )
 
 
 def add_arguments(p: argparse.ArgumentParser, setup_args: Callable[[argparse.ArgumentParser], None]) -> None:
     """The options of ``concordia play``."""
     setup_args(p)
-    p.add_argument("--opponents", default=None, metavar="SPECS",
-                   help=f"one agent spec for every other seat, or a comma list of players-1 specs "
-                        f"(default {DEFAULT_OPPONENT}; with --resume, the record's agents)")
-    p.add_argument("--seat", type=int, default=None, help="your seat, 0..players-1 (default 0)")
-    p.add_argument("--seed", type=seed_arg, default=0, help="game setup seed (default 0)")
+    seat_arguments(p, "--opponents")
     p.add_argument("--save", metavar="FILE", help="write the game record here at the end, and as a partial "
                    "record when you leave (q, Ctrl-D, Ctrl-C)")
     p.add_argument("--resume", metavar="RECORD", help="continue the partial game saved in RECORD from its last "

@@ -25,7 +25,7 @@ from .common import (
     load_resumable,
     opponent_specs,
     record_opponents,
-    seed_arg,
+    seat_arguments,
 )
 
 if TYPE_CHECKING:  # the session brings in the arena and the environment: loaded when serving
@@ -42,11 +42,7 @@ def add_arguments(p: argparse.ArgumentParser, setup_args: Callable[[argparse.Arg
     ``--intermediate-scoring`` as for the other commands; the rest are ``concordia play``'s
     (``--agents`` for its ``--opponents``) plus ``--host`` and ``--port``."""
     setup_args(p)
-    p.add_argument("--agents", default=None, metavar="SPECS",
-                   help=f"one agent spec for every other seat, or a comma list of players-1 specs "
-                        f"(default {DEFAULT_OPPONENT}; with --resume, the record's agents)")
-    p.add_argument("--seat", type=int, default=None, help="your seat, 0..players-1 (default 0)")
-    p.add_argument("--seed", type=seed_arg, default=0, help="game setup seed (default 0)")
+    seat_arguments(p, "--agents")
     p.add_argument("--save", metavar="FILE", help="the game record, saved after every move (default: a free "
                    "concordia-MAP-Np-seedS.json here; with --resume, RECORD). New games from the page are "
                    "saved beside it")
