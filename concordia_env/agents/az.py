@@ -41,6 +41,7 @@ from concordia_env.env import DEFAULT_MAX_TURNS
 from concordia_env.state import GameState
 
 from .afterstates import AfterstateEncoder
+from .az_search import iterate_net
 from .base import Agent, check_mask
 from .heuristic import HeuristicAgent
 from .mcts import (
@@ -58,6 +59,7 @@ from .mcts import (
     priors,
     resample_deck,
 )
+from .net_kernels import CompiledNet
 from .numpy_policy import check_trained_for
 from .policy import observed_map
 from .stall import STALL_AFTER, STALL_ROUNDS, StallGuard
@@ -178,6 +180,10 @@ class AZAgent(_NetUser, MCTSAgent):
             its own priors and 18 of 20 with MCTS's), so the default leaves them out; expert
             iteration searches with ``prior_mix=0``, the priors it trains.
         temperature: the heuristic's softmax temperature, used when ``leaf_mix > 0``.
+        compiled: with ``prior_mix=1``, run each simulation compiled from deck sample to backup
+            (:mod:`concordia_env.agents.az_search`; the default); 0 runs the loop in Python with the
+            network in numpy, as ``prior_mix < 1`` always does. Both make the same search but for
+            the rounding of the network's sums (about 1e-7 in a value).
         end_stake, max_turns, root_noise, root_noise_alpha, move_temperature: as for
             :class:`~concordia_env.agents.mcts.MCTSAgent`.
     """
@@ -189,8 +195,11 @@ class AZAgent(_NetUser, MCTSAgent):
                  leaf_mix: float = 0.0, prior_mix: float = 1.0, temperature: float = 8.0,
                  end_stake: float = END_STAKE,
                  max_turns: int | None = DEFAULT_MAX_TURNS, root_noise: float = 0.0, root_noise_alpha: float = 0.3,
-                 move_temperature: float = 0.0) -> None:
+                 move_temperature: float = 0.0, compiled: bool = True) -> None:
         self._configure(simulations, ms, c_puct, end_stake, max_turns, root_noise, root_noise_alpha, move_temperature)
+        if not isinstance(compiled, (bool, int)) or compiled not in (0, 1):
+            raise ValueError(f"compiled must be 0 or 1, got {compiled!r}")
+        self.compiled = bool(compiled)
         for name, value in (("prior_temperature", prior_temperature), ("temperature", temperature)):
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
                 raise ValueError(f"{name} must be a positive number, got {value!r}")
@@ -201,6 +210,8 @@ class AZAgent(_NetUser, MCTSAgent):
         self._set_net(net)
         self._leaf = np.zeros(MAXP)
         self._heuristic = np.zeros(MAXP)
+        self._shares = np.zeros(MAXP)
+        self._compiled_nets: dict[int, CompiledNet] = {}
         self._map = ""
         self.reset(seed)
 
@@ -213,6 +224,8 @@ class AZAgent(_NetUser, MCTSAgent):
         self._active_net = self.net_for(self._map, state.num_players)
         self._encoder = self.encoder_for(self._map)
         self._map_index = map_id(self._map)
+        if self.compiled and self.prior_mix == 1 and id(self._active_net) not in self._compiled_nets:
+            self._compiled_nets[id(self._active_net)] = CompiledNet.of(self._active_net)
         return super().search(state)
 
     def _new_node(self, s: np.ndarray, T: np.ndarray, mask: np.ndarray, root: bool = False) -> Node:
@@ -256,6 +269,22 @@ class AZAgent(_NetUser, MCTSAgent):
         node.prior = prior
 
     def _iterate(self, root: SearchRoot, count: int) -> None:
+        """Run ``count`` simulations from ``root``: compiled whole (:mod:`concordia_env.agents.az_search`)
+        where the network gives only values, else :meth:`_iterate_python`."""
+        if not (self.compiled and self.prior_mix == 1):
+            self._iterate_python(root, count)
+            return
+        decks = np.empty((count, E.NCARD), np.int32)
+        deck_samples(root.s, root.starts, root.stops, self.rng, decks)
+        net = self._compiled_nets[id(self._active_net)]
+        ran = iterate_net(self._tree.arrays, self._tree.path, root.s, root.mask, root.T, self._s, self._mask,
+                          self._result, decks, self.c_puct, self.max_turns, self.end_stake, self.leaf_mix,
+                          self.temperature, self._map_index, self._encoder.out[0], net.arrays, self._shares,
+                          self._leaf, self._heuristic)
+        if ran < count:
+            raise no_choice_error(type(self).__name__)
+
+    def _iterate_python(self, root: SearchRoot, count: int) -> None:
         """Run ``count`` iterations from ``root``: the walk down the tree is compiled
         (:func:`~concordia_env.agents.tree.descend`), and comes back here for the network's work,
         the priors of a node searched from for the first time and the value of the new leaf."""

@@ -108,7 +108,8 @@ def build_agents(specs: Sequence[str]) -> list[Agent]:
 
 
 #: the compiled kernels each agent searches with, besides the rules engine and the observation encoder
-AGENT_KERNELS: dict[str, tuple[str, ...]] = {"heuristic": ("heuristic",), "mcts": ("mcts",), "turn": ("heuristic", "turns")}
+AGENT_KERNELS: dict[str, tuple[str, ...]] = {"heuristic": ("heuristic",), "mcts": ("mcts",), "az": ("mcts", "az_search"),
+                                             "turn": ("heuristic", "turns")}
 
 
 def kernel_groups(specs: Sequence[str]) -> list[str]:

@@ -44,6 +44,7 @@ import time
 import numpy as np
 
 from .. import engine as E
+from ..arguments import positive_int
 from ..data import MAP_NAMES, load_map
 from ..state import new_game
 
@@ -361,6 +362,10 @@ def main(argv: list[str] | None = None) -> int:
     gpu.add_argument("--simulator", action="store_true",
                      help="run on numba's CUDA simulator with tiny batches: checks the command, measures nothing")
     gpu.add_argument("--seed", type=int, default=0)
+    search = sub.add_parser("search", help="microseconds per simulation: az (compiled and numpy) against MCTS")
+    search.add_argument("--simulations", type=positive_int, default=400, help="simulations per search (default 400)")
+    search.add_argument("--repeats", type=positive_int, default=3, help="runs per figure; the median is shown (default 3)")
+    search.add_argument("--seed", type=int, default=0)
     pic = sub.add_parser("picture", help="the board picture (render_mode='rgb_array'): cold first frame and frames/s")
     pic.add_argument("--games", type=int, default=1, help="games per row (default 1)")
     pic.add_argument("--dpi", type=int, default=80, help="picture resolution (default 80: 1280x800)")
@@ -370,6 +375,11 @@ def main(argv: list[str] | None = None) -> int:
         return _main_cuda(parser, args)
     if args.what == "picture":
         return _main_picture(parser, args)
+    if args.what == "search":
+        from .bench_search import bench_search  # (imports the agents, which the other benchmarks do not need)
+
+        bench_search(args.simulations, args.repeats, args.seed)
+        return 0
     if args.repeats < 1:
         parser.error("--repeats must be at least 1")
     if args.what == "core":

@@ -62,7 +62,7 @@ CASES: tuple[Case, ...] = (
     Case("italia", 3, 2, "moves=120", "mcts:iterations=60:rollout=random"),
     Case("italia", 4, 3, "moves=80", "mcts:iterations=100:root_noise=0.25:move_temperature=1.0"),
     Case("italia", 4, 4, "moves=60", "az:simulations=60:prior_mix=0"),
-    Case("imperium", 3, 5, "moves=20", "az:simulations=100:leaf_mix=0.3"),
+    Case("imperium", 3, 5, "moves=20", "az:simulations=100:leaf_mix=0.3:compiled=0"),
     Case("imperium", 4, 6, "moves=150", "mcts:iterations=150:end_stake=0"),
     Case("imperium", 5, 7, "moves=100", "az:simulations=50:prior_mix=0.5:root_noise=0.25"),
     Case("italia", 2, 8, "end", "mcts:iterations=100"),
@@ -70,6 +70,9 @@ CASES: tuple[Case, ...] = (
     Case("italia", 3, 10, "diplomat", "mcts:iterations=100"),
     Case("imperium", 3, 11, "cap", "mcts:iterations=50:rollout=random"),
     Case("italia", 2, 12, "moves=70", "az:simulations=80:prior_mix=0:move_temperature=0.5"),
+    # the compiled simulations (az_search): the network's sums round as the compiled pass rounds them
+    Case("imperium", 3, 5, "moves=20", "az:simulations=100:leaf_mix=0.3"),
+    Case("italia", 2, 13, "moves=30", "az:simulations=200"),
 )
 
 
