@@ -278,7 +278,7 @@ def _saved_net(tmp_path: Path, name: str = "n", **changes: object) -> Path:
     header's hash kept matching, so loading reaches the value checks."""
     import hashlib
 
-    from concordia_env.files import npz_bytes
+    from concordia_env._internal.files import npz_bytes
 
     stem = tmp_path / name
     random_net().save(stem)

@@ -19,8 +19,8 @@ from concordia_env import new_game
 from concordia_env import scenario as sc
 from concordia_env.arena.records import is_unfinished, load_record, save_record, verify_record
 from concordia_env.cli import DEMO_AGENTS, HumanAgent, QuitGame, default_save_name, main
-from concordia_env.menu import build_menu
-from concordia_env.render import WIDTH, status_lines
+from concordia_env.display.menu import build_menu
+from concordia_env.display.render import WIDTH, status_lines
 
 
 def scripted(answers: Iterable[str], then: BaseException | None = None):

@@ -47,8 +47,8 @@ def test_device_setup_deals_the_games_the_golden_playthroughs_pin(map_name):
     game's seed, the exact initial state whose digest that golden file holds."""
     from pathlib import Path
 
-    from concordia_env.cuda.newgame import setup_state, setup_table, template_state
-    from concordia_env.game import get_game
+    from concordia_env.game import get_game, setup_table, template_state
+    from concordia_env.rules.setup import setup_state
     from concordia_env.tools.golden import read_golden, state_digest
 
     game = get_game(map_name)
@@ -82,7 +82,7 @@ def test_device_rewards_equal_seat_rewards(mode):
 def test_ppo_advantages_follow_each_seat():
     """GAE per (game, seat): a decision's successor is the same seat's next decision, or the game's end."""
     torch = pytest.importorskip("torch")
-    from concordia_env.training.ppo_cuda import seat_advantages
+    from concordia_env.training.ppo.cuda import seat_advantages
 
     v = torch.tensor([[0.1], [0.2], [0.3], [0.4], [0.5]])
     seats = torch.tensor([[0], [1], [0], [1], [0]])
@@ -161,11 +161,11 @@ def test_in_simulator(sim_results, name):
 
 
 @pytest.mark.parametrize("command", [["concordia_env.tools.bench", "cuda", "--simulator", "--num-envs", "2", "--seconds", "0"],
-                                     ["concordia_env.training.ppo_cuda", "--simulator", "--map", "italia", "--players", "2"]],
+                                     ["concordia_env.training.ppo.cuda", "--simulator", "--map", "italia", "--players", "2"]],
                          ids=["bench", "ppo"])
 def test_commands_run_in_simulator(command):
     pytest.importorskip("numba_cuda")
-    if command[0].endswith("ppo_cuda"):
+    if command[0].endswith("ppo.cuda"):
         pytest.importorskip("torch")
     proc = subprocess.run([sys.executable, "-m", *command], env=_env(simulator=False), timeout=600,
                           capture_output=True, text=True)

@@ -27,7 +27,7 @@ PAGES = [ROOT / "README.md", *sorted(DOCS.glob("*.md"))]
 LINKED_PAGES = [*PAGES, ROOT / "notebooks" / "README.md"]
 
 # the layout of the repository when the released runs were made -> today's (see docs/training.md)
-OLD_TO_NEW = (("training/train_ppo.py", "python -m concordia_env.training.train_ppo"),
+OLD_TO_NEW = (("training/train_ppo.py", "python -m concordia_env.training.ppo"),
               ("agents/policies/", "releases/"))
 
 
@@ -141,7 +141,7 @@ def test_release_was_made_by_the_documented_command(map_name):
     command = recorded
     for old, new in OLD_TO_NEW:
         command = command.replace(old, new)
-    assert command in documented_commands(text, "python -m concordia_env.training.train_ppo"), command
+    assert command in documented_commands(text, "python -m concordia_env.training.ppo "), command
     assert f"{wall['seconds'] / 60:.0f} min" in text
     assert recorded.split(" --map")[0] in text and "agents/policies/" in text  # the honest note on the old form
 
@@ -217,7 +217,7 @@ def test_relative_links_point_to_existing_files(page):
 
 def test_every_documented_python_module_exists():
     modules = {m for page in LINKED_PAGES for m in re.findall(r"\bpython3? -m ([\w.]+)", read(page))}
-    assert "concordia_env.tools.bench" in modules and "concordia_env.training.train_ppo" in modules
+    assert "concordia_env.tools.bench" in modules and "concordia_env.training.ppo" in modules
     missing = sorted(m for m in modules if importlib.util.find_spec(m) is None)
     assert not missing, f"the docs run modules that do not exist: {missing}"
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from concordia_env.jit import CACHE_ENV
+from concordia_env._internal.jit import CACHE_ENV
 from concordia_env.tools.startup import Timed, run_timed
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -218,7 +218,7 @@ def test_every_kernel_compiles_once_for_all_its_callers(tmp_path):
     each cost another compile of the kernel and of everything it calls)."""
     script = """
 import io
-from concordia_env import jit
+from concordia_env._internal import jit
 groups = ["encoding", "mcts", "rollout"]
 jit.compile_kernels(groups, progress=False)
 import concordia_env

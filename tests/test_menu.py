@@ -1,4 +1,4 @@
-"""The terminal menu of a decision (concordia_env.menu): groups, sections and numbers, what each
+"""The terminal menu of a decision (concordia_env.display.menu): groups, sections and numbers, what each
 entry says (routes with their ends and the cities beyond, Praefectus provinces with the goods each
 player receives), input, and 80 columns over whole games."""
 
@@ -11,8 +11,8 @@ import pytest
 from concordia_env import new_game
 from concordia_env import scenario as sc
 from concordia_env.data import GOODS
-from concordia_env.menu import COMMANDS, MAX_LINES, Choice, build_menu
-from concordia_env.render import WIDTH, state_to_text, status_lines, wrap
+from concordia_env.display.menu import COMMANDS, MAX_LINES, Choice, build_menu
+from concordia_env.display.render import WIDTH, state_to_text, status_lines, wrap
 
 
 def praefectus_position():

@@ -18,10 +18,10 @@ import pytest
 
 import concordia_env as ce
 from concordia_env import encoding
+from concordia_env._internal.files import npz_bytes
 from concordia_env.agents import numpy_policy as NP
 from concordia_env.agents.numpy_policy import NumpyPolicy, observation_scaling, policy_files
 from concordia_env.engine import NUM_ACTIONS
-from concordia_env.files import npz_bytes
 from concordia_env.scenario import play_random
 from concordia_env.training.selfplay import observation_space
 

@@ -1,4 +1,4 @@
-"""The board picture (concordia_env.picture, drawn with Pillow by concordia_env.drawing): a fixed
+"""The board picture (concordia_env.display.picture, drawn with Pillow by concordia_env.display.drawing): a fixed
 shape for every map, player count and moment, identical bytes for equal states, the static layer
 drawn once per map and size, the state's content where it belongs, labels clear of routes and of
 each other (checked geometrically), clear errors on bad input."""
@@ -15,15 +15,15 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 import concordia_env as ce
-from concordia_env import picture
 from concordia_env import scenario as sc
 from concordia_env.data import MAP_NAMES, load_map
-from concordia_env.drawing.board import colonist_centres, house_centres
-from concordia_env.drawing.canvas import font
-from concordia_env.drawing.labels import LABEL_GAP, ROUTE_CLEARANCE, conflicts, map_labels
-from concordia_env.drawing.panels import block_rect
-from concordia_env.drawing.style import LABEL_SIZE
-from concordia_env.picture import PLAYER_COLOURS, draw_state, frame_size, render_rgb, save_png
+from concordia_env.display import picture
+from concordia_env.display.drawing.board import colonist_centres, house_centres
+from concordia_env.display.drawing.canvas import font
+from concordia_env.display.drawing.labels import LABEL_GAP, ROUTE_CLEARANCE, conflicts, map_labels
+from concordia_env.display.drawing.panels import block_rect
+from concordia_env.display.drawing.style import LABEL_SIZE
+from concordia_env.display.picture import PLAYER_COLOURS, draw_state, frame_size, render_rgb, save_png
 from concordia_env.state import GameState
 
 COMBOS = [(m, n) for m in MAP_NAMES for n in load_map(m).players]
@@ -264,7 +264,7 @@ def test_save_png_writes_the_picture(tmp_path):
 
 
 def test_the_picture_needs_no_matplotlib():
-    code = ("import sys, concordia_env as ce; from concordia_env.picture import render_rgb; "
+    code = ("import sys, concordia_env as ce; from concordia_env.display.picture import render_rgb; "
             "img = render_rgb(ce.new_game('italia', 2, 0)); "
             "sys.exit(1 if 'matplotlib' in sys.modules else 0 if img.shape == (800, 1280, 3) else 2)")
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0

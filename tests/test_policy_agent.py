@@ -370,7 +370,7 @@ def test_released_policy_missing_file_fails_at_first_act(tmp_path, monkeypatch):
         agent.act(encoding.observation(state, state.current_player), state.legal_action_mask())
     message = str(info.value)
     assert f"no released policy for map 'italia' at {tmp_path / 'ppo_italia.npz'}" in message
-    assert "python -m concordia_env.training.train_ppo --map italia ... --release ppo_italia.zip" in message
+    assert "python -m concordia_env.training.ppo --map italia ... --release ppo_italia.zip" in message
     assert f"python -m concordia_env.training.export_policy MODEL.zip {tmp_path / 'ppo_italia'}" in message
     # a .npz without its header: the loader names the missing .json
     numpy_pair(tmp_path, "ppo_italia", "italia").with_suffix(".json").unlink()

@@ -52,7 +52,9 @@ SCRIPT = textwrap.dedent("""\
             return selfplay_task(task)
 
         X._selfplay_task = slow_selfplay_task
-    name = "concordia_env.cli" if module == "concordia" else "concordia_env.training." + module
+    name = {"concordia": "concordia_env.cli", "value_data": "concordia_env.training.value.data",
+            "evaluation": "concordia_env.arena.evaluation", "strength": "concordia_env.arena.strength.cli",
+            "expert_iteration": "concordia_env.training.expert_iteration"}[module]
     sys.exit(importlib.import_module(name).main(sys.argv[2:]))
     """)
 
@@ -156,7 +158,7 @@ def test_a_second_ctrl_c_ends_the_workers_and_exits_130(tmp_path, module):
 
 #: per command: the signal sent once, and what its last line of stderr says
 FIRST_STOP = {
-    "value_data": (signal.SIGTERM, "resume with: python -m concordia_env.training.value_data --map italia"),
+    "value_data": (signal.SIGTERM, "resume with: python -m concordia_env.training.value.data --map italia"),
     "evaluation": (signal.SIGINT, "run it again with: python -m concordia_env.arena.evaluation --map italia"),
     "strength": (signal.SIGTERM, "go on with: python -m concordia_env.arena.strength --config"),
     "expert_iteration": (signal.SIGINT, "--resume"),

@@ -13,7 +13,7 @@ from pettingzoo.test import render_test
 
 import concordia_env as ce
 from concordia_env import scenario as sc
-from concordia_env.render import (
+from concordia_env.display.render import (
     WIDTH,
     TurnPrinter,
     card_label,
@@ -182,7 +182,7 @@ def test_the_winner_is_named_once_and_a_tie_break_only_for_a_tie():
 
 
 def test_cards_are_listed_with_their_god_and_the_header_counts_card_plays_as_the_menu():
-    from concordia_env.menu import build_menu
+    from concordia_env.display.menu import build_menu
     from concordia_env.state import new_game
 
     assert [card_label(*x) for x in (("Farmer", "Minerva"), ("Mercator (3)", "Mercurius"),

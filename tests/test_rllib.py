@@ -1,4 +1,4 @@
-"""RLlib and Ray: the multi-agent wrapper, train_rllib on a local Ray instance, the Ray tournament backend.
+"""RLlib and Ray: the multi-agent wrapper, training.ppo.rllib on a local Ray instance, the Ray tournament backend.
 
 One local Ray instance (2 CPUs, no dashboard) serves the whole module; sizes are the smallest
 that exercise each path (a couple of tiny PPO iterations, a few Italia games)."""
@@ -118,10 +118,10 @@ def test_wrapper_illegal_action_modes() -> None:
     assert E.NUM_ACTIONS == env.action_spaces["player_0"].n
 
 
-# ---------------------------------------------------------------- train_rllib
+# ---------------------------------------------------------------- training.ppo.rllib
 def test_train_rllib_tiny_run_checkpoints_exports_and_evaluates(local_ray: Any, tmp_path: Path) -> None:
     _rllib()
-    from concordia_env.training.train_rllib import main
+    from concordia_env.training.ppo.rllib import main
 
     out = tmp_path / "run"
     code = main(["--map", "italia", "--players", "2", "--iterations", "2", "--batch-size", "128",
@@ -140,7 +140,7 @@ def test_train_rllib_tiny_run_checkpoints_exports_and_evaluates(local_ray: Any, 
 def test_train_rllib_bad_arguments_and_address(local_ray: Any, tmp_path: Path,
                                                capsys: pytest.CaptureFixture[str]) -> None:
     _rllib()
-    from concordia_env.training.train_rllib import main
+    from concordia_env.training.ppo.rllib import main
 
     with pytest.raises(SystemExit) as exc:
         main(["--players", "5", "--out", str(tmp_path / "a")])
@@ -190,7 +190,7 @@ def test_ray_backend_resumes_a_partial_local_run(local_ray: Any, tmp_path: Path)
 
 def test_value_data_on_ray_writes_the_local_shards(local_ray: Any, tmp_path: Path,
                                                   capsys: pytest.CaptureFixture) -> None:
-    from concordia_env.training import value_data
+    from concordia_env.training.value import data as value_data
 
     args = ["--map", "italia", "--players", "2", "--games", "4", "--agents", "heuristic,random", "--shard-size", "2",
             "--every", "3", "--seed", "5", "--no-progress"]

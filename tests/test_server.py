@@ -36,8 +36,8 @@ from concordia_env.actions import action_range
 from concordia_env.agents.base import make_agent
 from concordia_env.arena.records import final_state, is_unfinished, load_record, play_game, save_record, verify_record
 from concordia_env.cli import main
+from concordia_env.display.menu import build_menu
 from concordia_env.encoding import observation
-from concordia_env.menu import build_menu
 from concordia_env.server.app import PAGE_POLICY, PlayServer, make_server
 from concordia_env.server.moves import TARGET_KINDS, target_of
 from concordia_env.server.session import GameSession, Setup, free_path

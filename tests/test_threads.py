@@ -1,4 +1,4 @@
-"""One BLAS thread while games are played in this process (concordia_env.threads): the count is
+"""One BLAS thread while games are played in this process (concordia_env._internal.threads): the count is
 set and restored, the harnesses use it, and the moves do not depend on it."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
+from concordia_env._internal.threads import blas_threads, one_blas_thread
 from concordia_env.arena import evaluation, strength
 from concordia_env.arena.strength import chunks as strength_chunks
-from concordia_env.threads import blas_threads, one_blas_thread
 
 
 @pytest.fixture

@@ -25,8 +25,12 @@ from concordia_env.agents.policy import TRAIN_EXTRA_INSTALL, PolicyAgent  # noqa
 from concordia_env.agents.random_agent import RandomAgent  # noqa: E402
 from concordia_env.arena.records import play_game  # noqa: E402
 from concordia_env.data import load_map  # noqa: E402
-from concordia_env.training import evaluate, plot_curves, train_ppo  # noqa: E402
+from concordia_env.training import evaluate, plot_curves  # noqa: E402
+from concordia_env.training.ppo import command as ppo_command  # noqa: E402
 from concordia_env.training.ppo import loop as ppo_loop  # noqa: E402
+from concordia_env.training.ppo.callbacks import format_duration, rollout_line  # noqa: E402
+from concordia_env.training.ppo.checkpoints import checkpoint_step  # noqa: E402
+from concordia_env.training.ppo.settings import PROG  # noqa: E402
 from concordia_env.training.selfplay import SingleLearnerEnv  # noqa: E402
 
 TINY = ["--total-steps", "2048", "--n-envs", "2", "--n-steps", "512", "--batch-size", "256",
@@ -38,8 +42,8 @@ TINY = ["--total-steps", "2048", "--n-envs", "2", "--n-steps", "512", "--batch-s
 def tiny_run(request, tmp_path_factory):
     out = tmp_path_factory.mktemp(f"run-{request.param}")
     release = out / "released" / f"ppo_{request.param}.zip"
-    assert train_ppo.main(["--map", request.param, "--seed", "3", "--out", str(out), "--release", str(release)]
-                          + TINY) == 0
+    assert ppo_command.main(["--map", request.param, "--seed", "3", "--out", str(out), "--release", str(release)]
+                            + TINY) == 0
     return request.param, out, release
 
 
@@ -121,10 +125,10 @@ def test_resume_continues_the_step_count_and_refills_the_pool(tmp_path):
         a[a.index("--total-steps") + 1] = steps
         return a
 
-    assert train_ppo.main(args("2048")) == 0
+    assert ppo_command.main(args("2048")) == 0
     ckpt = tmp_path / "checkpoints" / "step_2048.zip"
     # --total-steps is the run's total: 3072 goes on from step 2048 for 1024 more steps
-    assert train_ppo.main(args("3072") + ["--resume", str(ckpt)]) == 0
+    assert ppo_command.main(args("3072") + ["--resume", str(ckpt)]) == 0
     assert json.loads((tmp_path / "wall_time.json").read_text())["timesteps"] == 3072
     assert (tmp_path / "checkpoints" / "step_3072.zip").is_file()
     assert list(tmp_path.glob("config-resume-*.json"))
@@ -137,11 +141,11 @@ def test_resume_continues_the_step_count_and_refills_the_pool(tmp_path):
 def test_resume_from_a_zip_of_the_earlier_layout(tmp_path):
     # releases/ppo_italia.zip pickled its features extractor as agents.nets.ObservationScaler
     released = REPO / "releases" / "ppo_italia.zip"
-    start = train_ppo.checkpoint_step(released)
+    start = checkpoint_step(released)
     assert start > 6_000_000
     args = ["--map", "italia", "--out", str(tmp_path), "--resume", str(released)] + TINY
     args[args.index("--total-steps") + 1] = str(start + 1024)  # the run's total: 1024 steps more
-    assert train_ppo.main(args) == 0
+    assert ppo_command.main(args) == 0
     assert json.loads((tmp_path / "wall_time.json").read_text())["timesteps"] == start + 1024
 
 
@@ -149,7 +153,7 @@ def test_same_seed_same_policy(tmp_path):
     def run(out: Path, seed: int) -> dict:
         args = ["--map", "italia", "--seed", str(seed), "--out", str(out)] + TINY
         args[args.index("--total-steps") + 1] = "1024"
-        assert train_ppo.main(args) == 0
+        assert ppo_command.main(args) == 0
         return MaskablePPO.load(out / "policy.zip", device="cpu").policy.state_dict()
 
     a, b, c = run(tmp_path / "a", 5), run(tmp_path / "b", 5), run(tmp_path / "c", 6)
@@ -161,7 +165,7 @@ def test_same_seed_same_policy(tmp_path):
 def test_subprocess_vector_env(tmp_path):
     args = ["--map", "italia", "--vec", "subproc", "--out", str(tmp_path)] + TINY
     args[args.index("--total-steps") + 1] = "1024"
-    assert train_ppo.main(args) == 0
+    assert ppo_command.main(args) == 0
     assert (tmp_path / "checkpoints" / "step_1024.zip").is_file()
 
 
@@ -197,7 +201,7 @@ def run_script(name: str, *args: str) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=300)
 
 
-@pytest.mark.parametrize("name", ["train_ppo.py", "evaluate.py", "plot_curves.py", "export_policy.py"])
+@pytest.mark.parametrize("name", ["ppo", "evaluate.py", "plot_curves.py", "export_policy.py"])
 def test_help(name):
     proc = run_script(name, "--help")
     assert proc.returncode == 0 and "usage:" in proc.stdout
@@ -216,7 +220,7 @@ def test_help(name):
 ])
 def test_train_rejects_bad_arguments(args, message, capsys):
     with pytest.raises(SystemExit) as exc:
-        train_ppo.main(args)
+        ppo_command.main(args)
     assert exc.value.code == 2
     assert message in capsys.readouterr().err
 
@@ -233,7 +237,7 @@ def test_evaluate_rejects_bad_arguments(tmp_path, capsys):
 def test_train_without_the_train_extra_says_what_to_install(monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "sb3_contrib", None)
     with pytest.raises(SystemExit) as exc:
-        train_ppo.main(["--map", "italia", "--total-steps", "10"])
+        ppo_command.main(["--map", "italia", "--total-steps", "10"])
     assert exc.value.code == 2
     err = capsys.readouterr().err
     assert TRAIN_EXTRA_INSTALL in err
@@ -246,7 +250,7 @@ def test_without_rich_a_run_prints_a_line_per_rollout_instead_of_failing(tmp_pat
     # after the run directory was written
     monkeypatch.setitem(sys.modules, "rich", None)
     args = ["--map", "italia", "--out", str(tmp_path / "run")] + [a for a in TINY if a != "--no-progress"]
-    assert train_ppo.main(args) == 0
+    assert ppo_command.main(args) == 0
     captured = capsys.readouterr()
     assert "note: no progress bar: it needs rich (pip install rich, or the train extra); " \
            "printing a line per rollout instead" in captured.err
@@ -261,14 +265,14 @@ def test_no_progress_still_prints_a_line_per_rollout_and_an_earlier_run_is_never
     out = tmp_path / "run"
     args = ["--map", "italia", "--out", str(out)] + TINY
     args[args.index("--total-steps") + 1] = "1024"
-    assert train_ppo.main(args) == 0
+    assert ppo_command.main(args) == 0
     captured = capsys.readouterr()
     assert re.search(r"^step 1,024/1,024 \(100%\), [\d,]+ steps/s, ", captured.out, re.M), captured.out
     # the same command again: refused in one line, the finished run left as it was
     before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
-    assert train_ppo.main(args) == 2
+    assert ppo_command.main(args) == 2
     (line,) = capsys.readouterr().err.strip().splitlines()
-    assert line == (f"{train_ppo.PROG}: error: --out {out} holds a run already (config.json); "
+    assert line == (f"{PROG}: error: --out {out} holds a run already (config.json); "
                     f"continue it with --resume {out}, or use another --out")
     assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
 
@@ -281,27 +285,27 @@ def test_a_run_that_cannot_start_leaves_no_directory_and_a_half_made_one_is_repo
 
     monkeypatch.setattr(ppo_loop, "new_model", broken)  # where train() looks it up
     with pytest.raises(ImportError):
-        train_ppo.main(["--map", "italia", "--out", str(out)] + TINY)
+        ppo_command.main(["--map", "italia", "--out", str(out)] + TINY)
     assert not out.exists(), "a run that never started left its directory behind"
     # a directory an older version left half-made (config and logs, no checkpoint): said so, not reused
     (out / "logs").mkdir(parents=True)
     (out / "config.json").write_text("{}")
     monkeypatch.undo()
-    assert train_ppo.main(["--map", "italia", "--out", str(out)] + TINY) == 2
+    assert ppo_command.main(["--map", "italia", "--out", str(out)] + TINY) == 2
     line = capsys.readouterr().err.strip().splitlines()[-1]
-    assert line == (f"{train_ppo.PROG}: error: --out {out} holds a run already (config.json); it has no "
+    assert line == (f"{PROG}: error: --out {out} holds a run already (config.json); it has no "
                     f"checkpoint to resume: delete it, or use another --out")
     assert sorted(p.name for p in out.iterdir()) == ["config.json", "logs"]
 
 
 def test_rollout_line():
-    line = train_ppo.rollout_line(204_800, 400_000, 0, 400.0, {"heuristic": (0, 2), "random": (9, 10), "self": (0, 0)})
+    line = rollout_line(204_800, 400_000, 0, 400.0, {"heuristic": (0, 2), "random": (9, 10), "self": (0, 0)})
     assert line == ("step 204,800/400,000 (51%), 512 steps/s, 6 min 40 s elapsed, about 6 min 21 s left; "
                     "wins this rollout vs heuristic 0/2, random 9/10")
     # a resumed run: the speed counts this session's steps only
-    assert train_ppo.rollout_line(3072, 3072, 2048, 2.0, {}).startswith("step 3,072/3,072 (100%), 512 steps/s, 2 s "
-                                                                        "elapsed, about 0 s left")
-    assert train_ppo.format_duration(3725) == "1 h 02 min"
+    assert rollout_line(3072, 3072, 2048, 2.0, {}).startswith("step 3,072/3,072 (100%), 512 steps/s, 2 s "
+                                                              "elapsed, about 0 s left")
+    assert format_duration(3725) == "1 h 02 min"
 
 
 def test_a_resume_keeps_the_game_and_the_network_shape(tmp_path, capsys):
@@ -310,7 +314,7 @@ def test_a_resume_keeps_the_game_and_the_network_shape(tmp_path, capsys):
     (out / "config.json").write_text(json.dumps({"map": "italia", "players": None, "net_arch": [32, 32],
                                                  "reward": "rank"}))
     before = {p.name: p.read_bytes() for p in out.iterdir()}
-    assert train_ppo.main(["--map", "imperium", "--resume", str(out)] + TINY) == 2
+    assert ppo_command.main(["--map", "imperium", "--resume", str(out)] + TINY) == 2
     line = capsys.readouterr().err.strip()
     assert "\n" not in line and "holds a run with other settings (--map 'italia' there, 'imperium' here)" in line
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before

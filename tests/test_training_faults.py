@@ -24,7 +24,15 @@ import pytest
 
 pytest.importorskip("sb3_contrib")  # the "train" extra
 
-from concordia_env.training import plot_curves, train_ppo  # noqa: E402
+from concordia_env.training import plot_curves  # noqa: E402
+from concordia_env.training.ppo import command as ppo_command  # noqa: E402
+from concordia_env.training.ppo.checkpoints import (  # noqa: E402
+    TEMPORARY_NAME,
+    checkpoint_step,
+    drop_partial_optimizer_state,
+    remove_stale_temporaries,
+)
+from concordia_env.training.ppo.settings import PROG  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 TINY = ["--map", "italia", "--n-envs", "2", "--n-steps", "512", "--batch-size", "256", "--checkpoint-every", "1024",
@@ -100,10 +108,10 @@ def assert_files_whole(run: Path) -> None:
     """Every file under a final name reads completely: checkpoints pass their CRC check, JSON and CSV
     parse, the evaluations load."""
     for path in run.rglob("*"):
-        if not path.is_file() or train_ppo.TEMPORARY_NAME.fullmatch(path.name):
+        if not path.is_file() or TEMPORARY_NAME.fullmatch(path.name):
             continue
         if path.suffix == ".zip":
-            train_ppo.checkpoint_step(path)
+            checkpoint_step(path)
         elif path.suffix == ".json":
             json.loads(path.read_text())
         elif path.name == "progress.csv":
@@ -122,7 +130,7 @@ def cut_in_half(path: Path) -> None:
 def finished_run(tmp_path_factory) -> Path:
     """A finished tiny run: checkpoints at steps 1024 and 2048, final.zip at 2048."""
     out = tmp_path_factory.mktemp("finished")
-    assert train_ppo.main(tiny(2048) + ["--out", str(out)]) == 0
+    assert ppo_command.main(tiny(2048) + ["--out", str(out)]) == 0
     return out
 
 
@@ -130,7 +138,7 @@ def finished_run(tmp_path_factory) -> Path:
 def test_ctrl_c_or_sigterm_saves_a_checkpoint_and_resume_run_dir_continues(tmp_path, capsys, sent):
     out = tmp_path / "run"
     quick = {"n_steps": "128", "batch_size": "128", "checkpoint_every": "1000000", "eval_every": "1000000"}
-    proc = start("train_ppo", tiny(1_000_000, **quick) + ["--out", str(out)])
+    proc = start("ppo", tiny(1_000_000, **quick) + ["--out", str(out)])
     wait_for(proc, out / "logs" / "progress.csv")  # a rollout (256 steps) done: training is under way
     proc.send_signal(sent)
     code, err = finish(proc, timeout=60)
@@ -139,15 +147,15 @@ def test_ctrl_c_or_sigterm_saves_a_checkpoint_and_resume_run_dir_continues(tmp_p
     (line,) = err.strip().splitlines()
     assert "interrupted at step" in line and "checkpoint saved to" in line and f"--resume {out}" in line
     (saved,) = (out / "checkpoints").glob("step_*.zip")
-    step = train_ppo.checkpoint_step(saved)
+    step = checkpoint_step(saved)
     assert saved.name == f"step_{step}.zip" and step >= 256 and f"saved to {saved}" in line
     assert not temporaries(out)
 
     # the same command with --resume RUN_DIR goes on from there (--total-steps is the run's total)
-    assert train_ppo.main(tiny(step + 1, **quick) + ["--resume", str(out)]) == 0
+    assert ppo_command.main(tiny(step + 1, **quick) + ["--resume", str(out)]) == 0
     assert f"resuming from {saved} at step {step}" in capsys.readouterr().err
     assert json.loads((out / "wall_time.json").read_text())["timesteps"] == step + 256  # one rollout more
-    assert train_ppo.checkpoint_step(out / "final.zip") == step + 256
+    assert checkpoint_step(out / "final.zip") == step + 256
     progress = plot_curves.load_progress(out)
     assert progress["time/total_timesteps"].max() == step + 256
 
@@ -157,11 +165,11 @@ def test_a_truncated_checkpoint_named_in_resume_is_a_one_line_error(finished_run
     shutil.copytree(finished_run, run)
     cut_in_half(run / "checkpoints" / "step_2048.zip")
     before = snapshot(run)
-    proc = start("train_ppo", tiny(3072) + ["--resume", str(run / "checkpoints" / "step_2048.zip")])
+    proc = start("ppo", tiny(3072) + ["--resume", str(run / "checkpoints" / "step_2048.zip")])
     code, err = finish(proc)
     assert code == 2
     (line,) = err.strip().splitlines()
-    assert line.startswith(f"{train_ppo.PROG}: error: --resume: {run / 'checkpoints' / 'step_2048.zip'}: ")
+    assert line.startswith(f"{PROG}: error: --resume: {run / 'checkpoints' / 'step_2048.zip'}: ")
     assert "truncated or corrupt checkpoint" in line
     assert snapshot(run) == before  # nothing written
 
@@ -171,23 +179,23 @@ def test_truncated_checkpoints_are_skipped_when_resuming_a_run_dir(finished_run,
     shutil.copytree(finished_run, run)
     for name in ("final.zip", "checkpoints/step_2048.zip"):
         cut_in_half(run / name)
-    assert train_ppo.main(tiny(2048) + ["--resume", str(run)]) == 0
+    assert ppo_command.main(tiny(2048) + ["--resume", str(run)]) == 0
     lines = capsys.readouterr().err.strip().splitlines()
     for name in ("final.zip", "checkpoints/step_2048.zip"):
         assert any(line.startswith(f"warning: skipping {run / name}: truncated or corrupt checkpoint (")
                    for line in lines), lines
     assert f"resuming from {run / 'checkpoints' / 'step_1024.zip'} at step 1024" in lines
     # trained again from 1024 to the run's total, 2048: whole files in place of the cut ones
-    assert train_ppo.checkpoint_step(run / "final.zip") == train_ppo.checkpoint_step(
+    assert checkpoint_step(run / "final.zip") == checkpoint_step(
         run / "checkpoints" / "step_2048.zip") == 2048
     assert list(np.load(run / "eval" / "evaluations.npz")["timesteps"]) == [1024, 2048]
 
     # with no readable checkpoint left, resuming the directory is a one-line error
     for name in ("final.zip", "checkpoints/step_1024.zip", "checkpoints/step_2048.zip"):
         cut_in_half(run / name)
-    assert train_ppo.main(tiny(2048) + ["--resume", str(run)]) == 2
+    assert ppo_command.main(tiny(2048) + ["--resume", str(run)]) == 2
     last = capsys.readouterr().err.strip().splitlines()[-1]
-    assert last == f"{train_ppo.PROG}: error: --resume: {run}: no readable checkpoint (final.zip or " \
+    assert last == f"{PROG}: error: --resume: {run}: no readable checkpoint (final.zip or " \
                    f"checkpoints/step_*.zip) to resume"
 
 
@@ -196,18 +204,18 @@ def test_a_truncated_checkpoint_is_left_out_of_the_refilled_pool(finished_run, t
     shutil.copytree(finished_run, run)
     cut_in_half(run / "checkpoints" / "step_1024.zip")
     # final.zip is at the run's total already: nothing to train, the pool refilled, the final files written
-    assert train_ppo.main(tiny(2048) + ["--resume", str(run)]) == 0
+    assert ppo_command.main(tiny(2048) + ["--resume", str(run)]) == 0
     err = capsys.readouterr().err
     assert f"warning: skipping {run / 'checkpoints' / 'step_1024.zip'}: truncated or corrupt checkpoint (" in err
     assert "(not added to the opponent pool)" in err and "nothing to train" in err
-    assert train_ppo.checkpoint_step(run / "policy.zip") == 2048
+    assert checkpoint_step(run / "policy.zip") == 2048
 
 
 def test_sigkill_leaves_no_half_written_file(tmp_path):
     out = tmp_path / "run"
     # a checkpoint every 128 steps: saves keep coming while the run is killed
-    proc = start("train_ppo", tiny(1_000_000, n_steps="128", batch_size="128", checkpoint_every="128",
-                                   eval_every="1000000") + ["--out", str(out)])
+    proc = start("ppo", tiny(1_000_000, n_steps="128", batch_size="128", checkpoint_every="128",
+                             eval_every="1000000") + ["--out", str(out)])
     wait_for(proc, out / "checkpoints" / "step_256.zip")
     time.sleep(0.3)
     proc.kill()
@@ -217,7 +225,7 @@ def test_sigkill_leaves_no_half_written_file(tmp_path):
     # a temporary file a killed save leaves behind is removed by the next run in the directory
     stale = out / "checkpoints" / ".step_99.zip.abcd1234.tmp"
     stale.write_bytes(b"PK\x03\x04 cut short")
-    train_ppo.remove_stale_temporaries(out)
+    remove_stale_temporaries(out)
     assert not temporaries(out)
     assert sorted(int(p.stem[5:]) for p in (out / "checkpoints").glob("step_*.zip"))[:2] == [128, 256]
 
@@ -229,12 +237,12 @@ def test_a_full_disk_stops_the_run_in_one_line_and_keeps_the_earlier_files(finis
     before = snapshot(run)
     assert max(len(data) for data in before.values()) > FILE_LIMIT  # a checkpoint cannot be written
     # the next checkpoint is due at step 2304, a quarter of a rollout on
-    proc = start("train_ppo", tiny(3072, checkpoint_every="256") + ["--resume", str(run)], file_limit=FILE_LIMIT)
+    proc = start("ppo", tiny(3072, checkpoint_every="256") + ["--resume", str(run)], file_limit=FILE_LIMIT)
     code, err = finish(proc)
     assert code == 1, err
     assert "Traceback" not in err
     last = err.strip().splitlines()[-1]
-    assert last.startswith(f"{train_ppo.PROG}: error: could not write {run / 'checkpoints' / 'step_2304.zip'}: ")
+    assert last.startswith(f"{PROG}: error: could not write {run / 'checkpoints' / 'step_2304.zip'}: ")
     assert "File too large" in last and "the files written before are intact" in last
     after = snapshot(run)
     assert {k: v for k, v in after.items() if k in before} == before  # every earlier file, byte for byte
@@ -318,25 +326,23 @@ def test_plot_curves_keeps_the_previous_png_when_the_write_fails(finished_run, t
 
 def test_value_train_resume_of_a_damaged_checkpoint_is_one_line(tmp_path):
     torch = pytest.importorskip("torch")
-    from concordia_env.training import value_train
+    from concordia_env.training.value.checkpoint import load_checkpoint, save_checkpoint
 
     path = tmp_path / "checkpoint.pt"
     with pytest.raises(ValueError, match="no checkpoint to resume"):
-        value_train.load_checkpoint(path)
+        load_checkpoint(path)
     model = torch.nn.Linear(2, 2)
-    value_train._save_checkpoint(path, model, torch.optim.AdamW(model.parameters()), 3, {"seed": 0}, [], 1.0)
-    assert value_train.load_checkpoint(path)["step"] == 3
+    save_checkpoint(path, model, torch.optim.AdamW(model.parameters()), 3, {"seed": 0}, [], 1.0)
+    assert load_checkpoint(path)["step"] == 3
     cut_in_half(path)
     with pytest.raises(ValueError) as info:
-        value_train.load_checkpoint(path)
+        load_checkpoint(path)
     message = str(info.value)
     assert "\n" not in message and "truncated or corrupt checkpoint" in message and str(path) in message
 
 
 def test_an_interrupt_inside_an_optimizer_step_leaves_no_half_built_state_in_the_checkpoint():
     import torch
-
-    from concordia_env.training.train_ppo import drop_partial_optimizer_state
 
     a, b = torch.nn.Parameter(torch.ones(3)), torch.nn.Parameter(torch.ones(2))
     opt = torch.optim.Adam([a, b])

@@ -10,6 +10,8 @@ import sys
 
 import pytest
 
+pytestmark = pytest.mark.filterwarnings("ignore::concordia_env._internal.moved.MovedWarning")
+
 #: old module -> (new module of its main, names that must be the very same objects there)
 MOVED = {
     "train_ppo": ("ppo.command", {"ppo.checkpoints": ["checkpoint_step", "CheckpointError", "TEMPORARY_NAME",

@@ -18,7 +18,7 @@ from concordia_env.arena.records import play_game  # noqa: E402
 from concordia_env.training.turn_td.data import game_positions, td_targets  # noqa: E402
 from concordia_env.training.turn_td.loop import main  # noqa: E402
 from concordia_env.training.turn_td.model import model_from_net  # noqa: E402
-from concordia_env.training.value_train import torch_values  # noqa: E402
+from concordia_env.training.value.model import torch_values  # noqa: E402
 
 TINY = ["--map", "italia", "--players", "2", "--rounds", "2", "--games", "2", "--gate-games", "2", "--epochs", "1",
         "--candidates", "4", "--init", "none", "--hidden", "8", "--gate", "heuristic", "--no-progress"]

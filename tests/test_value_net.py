@@ -14,11 +14,13 @@ import pytest
 
 from concordia_env import encoding
 from concordia_env.agents.value_net import ValueNet
-from concordia_env.training import value_data
+from concordia_env.training.value import data as value_data
 
 torch = pytest.importorskip("torch")
-from concordia_env.training import value_train  # noqa: E402 - needs torch
-from concordia_env.training.value import train as value_loop  # noqa: E402 - needs torch
+from concordia_env.training.value import train as value_train  # noqa: E402 - needs torch
+from concordia_env.training.value.checkpoint import load_checkpoint  # noqa: E402 - needs torch
+from concordia_env.training.value.model import ValueModel, torch_values  # noqa: E402 - needs torch
+from concordia_env.training.value.targets import bootstrap_targets  # noqa: E402 - needs torch
 
 GEN = ["--map", "italia", "--players", "2", "--games", "2", "--agents", "heuristic,random", "--shard-size", "2",
        "--every", "3", "--seed", "5", "--no-progress"]
@@ -108,11 +110,11 @@ def test_corrupt_shard_is_skipped_and_regenerated(data_dir: Path, tmp_path: Path
 def test_numpy_export_equals_torch(run_dir: Path, data_dir: Path) -> None:
     net = ValueNet.load(run_dir / "value_net")
     ck = torch.load(run_dir / "checkpoint.pt", weights_only=False)
-    model = value_train.ValueModel(net.scale, net.unbounded, [16], "ReLU", margin=True)
+    model = ValueModel(net.scale, net.unbounded, [16], "ReLU", margin=True)
     model.load_state_dict(ck["model"])
     model.eval()
     obs = value_data.load_shards(data_dir)["obs"][:200].astype(np.float32)
-    got, want = net.values(obs), value_train.torch_values(model, obs)
+    got, want = net.values(obs), torch_values(model, obs)
     assert got.shape == (200, 5)
     np.testing.assert_allclose(got, want, atol=1e-5)
     assert np.allclose(got.sum(axis=1), 1, atol=1e-5) and (got[:, 2:] == 0).all()
@@ -134,13 +136,13 @@ def test_interrupt_then_resume_equals_one_run(run_dir: Path, data_dir: Path, tmp
             raise KeyboardInterrupt
         return real(*a, **kw)
 
-    monkeypatch.setattr(value_loop, "losses", interrupt_at_call_7)  # where the training loop looks it up
+    monkeypatch.setattr(value_train, "losses", interrupt_at_call_7)  # where the training loop looks it up
     argv = TRAIN + ["--data", str(data_dir), "--out", str(out), "--steps", "10"]
     assert value_train.main(argv) == 130
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "step 5" in err[0] and "--resume" in err[0]
     assert torch.load(out / "checkpoint.pt", weights_only=False)["step"] == 5
-    monkeypatch.setattr(value_loop, "losses", real)
+    monkeypatch.setattr(value_train, "losses", real)
     assert value_train.main(argv + ["--resume"]) == 0
     # deterministic: the resumed run ends with the same weights as the uninterrupted one
     assert (out / "value_net.npz").read_bytes() == (run_dir / "value_net.npz").read_bytes()
@@ -199,19 +201,19 @@ def test_td_targets_hand_checked() -> None:
     outcome = np.zeros((3, 5))
     outcome[1, :2], outcome[2, :2], outcome[0, :2] = [1, 0], [0, 1], [1, 0]
     args = (pred, outcome, np.zeros(3, int), step, seat, np.full(3, 2))
-    td = value_train.bootstrap_targets(*args, lam=0.5)
+    td = bootstrap_targets(*args, lam=0.5)
     # G2 = z = (1, 0); G1 = .5 V2 + .5 G2 = (.85, .15) -> seat 1's rows (.15, .85);
     # G0 = .5 V1 + .5 G1 = .5 (.4, .6) + .5 (.85, .15) = (.625, .375)
     np.testing.assert_allclose(td[:, :2], [[1, 0], [0.625, 0.375], [0.15, 0.85]], atol=1e-6)
     assert (td[:, 2:] == 0).all()
-    mc = value_train.bootstrap_targets(*args, lam=1.0)
-    one_step = value_train.bootstrap_targets(*args, lam=0.0)
+    mc = bootstrap_targets(*args, lam=1.0)
+    one_step = bootstrap_targets(*args, lam=0.0)
     np.testing.assert_allclose(mc, outcome, atol=1e-6)
-    np.testing.assert_allclose(one_step, value_train.bootstrap_targets(*args, n=1), atol=1e-6)
+    np.testing.assert_allclose(one_step, bootstrap_targets(*args, n=1), atol=1e-6)
     np.testing.assert_allclose(one_step[1, :2], [0.4, 0.6], atol=1e-6)  # V of the next position, seat 0's rows
     lo, hi = np.minimum(mc, one_step), np.maximum(mc, one_step)
     assert ((td >= lo - 1e-6) & (td <= hi + 1e-6)).all()  # between MC and the bootstrap values
-    np.testing.assert_allclose(value_train.bootstrap_targets(*args, n=2)[1, :2], [0.7, 0.3], atol=1e-6)
+    np.testing.assert_allclose(bootstrap_targets(*args, n=2)[1, :2], [0.7, 0.3], atol=1e-6)
 
 
 def test_td_training_runs_from_a_previous_net(run_dir: Path, data_dir: Path, tmp_path: Path) -> None:
@@ -232,7 +234,7 @@ def test_all_views(tmp_path: Path) -> None:
     np.testing.assert_allclose(d["heuristic"][::2, :2], d["heuristic"][1::2, 1::-1], atol=1e-6)
     # TD targets treat both views of a decision as one time step, valued by their mean
     pred = d["heuristic"].astype(np.float64)
-    td = value_train.bootstrap_targets(pred, d["win"], d["game"], d["step"], d["seat"], d["num_players"], lam=0.5)
+    td = bootstrap_targets(pred, d["win"], d["game"], d["step"], d["seat"], d["num_players"], lam=0.5)
     np.testing.assert_allclose(td[::2, :2], td[1::2, 1::-1], atol=1e-6)
 
 
@@ -250,7 +252,7 @@ def test_a_crafted_checkpoint_runs_no_code_on_resume(run_dir: Path, data_dir: Pa
                                                      capsys: pytest.CaptureFixture) -> None:
     out = tmp_path / "run"
     shutil.copytree(run_dir, out)
-    real = value_train.load_checkpoint(out / "checkpoint.pt")  # a real checkpoint loads with weights_only=True
+    real = load_checkpoint(out / "checkpoint.pt")  # a real checkpoint loads with weights_only=True
     assert real["step"] == 10 and real["args"]["hidden"] == [16]
     marker = tmp_path / "marker"
     ckpt = out / "checkpoint.pt"
@@ -291,7 +293,7 @@ def test_sigterm_during_training_saves_a_checkpoint_as_ctrl_c_does(data_dir: Pat
 
     out = tmp_path / "run"
     args = TRAIN + ["--data", str(data_dir), "--out", str(out), "--steps", "10000000", "--checkpoint-every", "50"]
-    proc = subprocess.Popen([sys.executable, "-m", "concordia_env.training.value_train", *args],
+    proc = subprocess.Popen([sys.executable, "-m", "concordia_env.training.value.train", *args],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             preexec_fn=lambda: signal.signal(signal.SIGTERM, signal.SIG_DFL))
     # training under way once the first checkpoint is written
@@ -301,9 +303,9 @@ def test_sigterm_during_training_saves_a_checkpoint_as_ctrl_c_does(data_dir: Pat
         _, err = proc.communicate(timeout=60)
     except subprocess.TimeoutExpired:
         proc.kill()
-        pytest.fail("value_train did not exit after SIGTERM")
+        pytest.fail("value.train did not exit after SIGTERM")
     assert proc.returncode == 130 and "Traceback" not in err, err
     (line,) = err.strip().splitlines()
     assert line.startswith("interrupted at step ") and "--resume" in line
     step = int(line.split()[3].rstrip(":"))
-    assert value_train.load_checkpoint(out / "checkpoint.pt")["step"] == step > 0
+    assert load_checkpoint(out / "checkpoint.pt")["step"] == step > 0

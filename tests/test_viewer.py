@@ -1,4 +1,4 @@
-"""The replay viewer (``concordia replay game.json --html out.html``, :mod:`concordia_env.viewer`).
+"""The replay viewer (``concordia replay game.json --html out.html``, :mod:`concordia_env.display.viewer`).
 
 Python level: the per-step frames embedded in the page match the replayed :class:`GameState`,
 the page is self-contained, records from ``demo``, ``play`` and ``tournament`` all work, and bad
@@ -26,10 +26,10 @@ from browser import sync_playwright as browser_sync_playwright
 from concordia_env.agents.base import make_agent
 from concordia_env.arena.records import load_record, play_game, replay_states, save_record
 from concordia_env.cli import main
+from concordia_env.display.viewer import frame_layout, frame_vector, replay_data, replay_html
+from concordia_env.display.viewer.html import DATA_MARK, TITLE_MARK, embed_json, template
+from concordia_env.display.viewer.snapshots import frames, layout_for
 from concordia_env.state import new_game
-from concordia_env.viewer import frame_layout, frame_vector, replay_data, replay_html
-from concordia_env.viewer.html import DATA_MARK, TITLE_MARK, embed_json, template
-from concordia_env.viewer.snapshots import frames, layout_for
 
 
 # ---------------------------------------------------------------- fixtures

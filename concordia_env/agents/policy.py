@@ -259,7 +259,7 @@ def observed_map(observation: np.ndarray) -> str:
 def missing_release_message(map_name: str, path: Path) -> str:
     """What to do when the released policy of ``map_name`` is not at ``path``."""
     return (f"no released policy for map {map_name!r} at {path}; make one with "
-            f"`python -m concordia_env.training.train_ppo --map {map_name} ... --release ppo_{map_name}.zip` "
+            f"`python -m concordia_env.training.ppo --map {map_name} ... --release ppo_{map_name}.zip` "
             f"(it writes ppo_{map_name}.npz and ppo_{map_name}.json beside the zip) or "
             f"`python -m concordia_env.training.export_policy MODEL.zip {path.with_suffix('')} "
             f"--map {map_name}`, or play a model file with policy:path=FILE")

@@ -1,6 +1,6 @@
 """A trained value network evaluated with numpy alone, and its file format (``.npz`` + ``.json``).
 
-Trained by :mod:`concordia_env.training.value_train` (torch); playing or searching with it
+Trained by :mod:`concordia_env.training.value.train` (torch); playing or searching with it
 needs only numpy: this module never imports torch.
 
 The network

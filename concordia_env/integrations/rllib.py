@@ -8,7 +8,7 @@
     algo = config.build_algo()
     algo.train()
 
-or run ``python -m concordia_env.training.train_rllib`` (multi-agent PPO, checkpoints,
+or run ``python -m concordia_env.training.ppo.rllib`` (multi-agent PPO, checkpoints,
 evaluation through the tournament runner). Needs Ray with RLlib: ``pip install
 ".[rllib]"`` in the source folder (the ``rllib`` extra; torch is needed too, as for the ``train`` extra).
 

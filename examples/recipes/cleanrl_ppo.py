@@ -4,7 +4,7 @@ What it shows:
 
 * ``gymnasium.make("concordia/Italia-v0", ...)``: the learner takes one seat, random opponents play
   the others inside ``step()``, and every episode ends on the learner's own step with its own final
-  reward (the ``"rank"`` reward plus the VP-lead shaping, as in ``train_ppo``).
+  reward (the ``"rank"`` reward plus the VP-lead shaping, as in ``concordia_env.training.ppo``).
 * **The autoreset mode, set explicitly.** gymnasium 1.x vector envs default to ``NEXT_STEP``: the
   step that ends an episode returns its last observation, and the env resets on the *next* call,
   ignoring that call's action. The env's ``action_masks()`` is all zero once its episode is over, so

@@ -1,4 +1,4 @@
-"""PPO on the GPU env, in plain torch (CleanRL-style, one file): ``python -m concordia_env.training.ppo_cuda``.
+"""PPO on the GPU env, in plain torch (CleanRL-style, one file): ``python -m concordia_env.training.ppo.cuda``.
 
 (Moved here from ``concordia_env/training/ppo_cuda.py``; ``python -m concordia_env.training.ppo.cuda``
 runs it too.)

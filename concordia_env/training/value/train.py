@@ -1,4 +1,4 @@
-"""Train a value network on :mod:`concordia_env.training.value_data` shards and export it to numpy.
+"""Train a value network on :mod:`concordia_env.training.value.data` shards and export it to numpy.
 
 ``python -m concordia_env.training.value.train --data runs/value-data/imperium --out runs/value-net/imperium``
 
