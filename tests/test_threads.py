@@ -14,7 +14,7 @@ from concordia_env.arena.strength import chunks as strength_chunks
 
 @pytest.fixture
 def two_threads() -> Any:
-    """BLAS at 2 threads for the test (numpy's OpenBLAS; its setter is found on Linux), restored after."""
+    """BLAS at 2 threads for the test, restored after."""
     before = blas_threads(2)
     if before is None:
         pytest.skip("numpy's BLAS thread count cannot be read here (no OpenBLAS found)")

@@ -14,56 +14,19 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
-from typing import Any
-
-_BLAS_SETTERS = ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads_64_",
-                 "openblas_set_num_threads64_", "openblas_set_num_threads")
-_BLAS_GETTERS = ("scipy_openblas_get_num_threads64_", "scipy_openblas_get_num_threads_64_",
-                 "openblas_get_num_threads64_", "openblas_get_num_threads")
-
-
-def _openblas_libraries() -> list[Any]:
-    """The OpenBLAS libraries loaded in this process (numpy's), as ctypes handles (Linux only)."""
-    import ctypes
-
-    try:
-        maps = Path("/proc/self/maps").read_text()
-    except OSError:
-        return []
-    paths = sorted({line.split()[-1] for line in maps.splitlines() if "openblas" in line.lower() and "/" in line})
-    libs = []
-    for path in paths:
-        try:
-            libs.append(ctypes.CDLL(path))
-        except OSError:
-            pass
-    return libs
 
 
 def blas_threads(n: int | None) -> int | None:
     """Set numpy's BLAS threads to ``n`` (None: leave them) and return the previous count (None if
-    unknown). Games run one per process; with several processes, OpenBLAS's own threads on the
-    network's small matrix products made the search 4 times slower on 2 cores (1.0 instead of
-    0.24 ms per simulation), so self-play and evaluation run with one BLAS thread per process. A
-    best effort: threadpoolctl if installed, else OpenBLAS's own setter."""
-    try:
-        from threadpoolctl import threadpool_info, threadpool_limits
-    except ImportError:
-        pass
-    else:
-        before = next((int(i["num_threads"]) for i in threadpool_info() if i.get("user_api") == "blas"), None)
-        if n is not None:
-            threadpool_limits(n, user_api="blas")
-        return before
-    before = None
-    for lib in _openblas_libraries():
-        get = next((getattr(lib, f) for f in _BLAS_GETTERS if hasattr(lib, f)), None)
-        put = next((getattr(lib, f) for f in _BLAS_SETTERS if hasattr(lib, f)), None)
-        if get is not None:
-            before = int(get())
-        if put is not None and n is not None:
-            put(int(n))
+    no BLAS library is found). Games run one per process; with several processes, OpenBLAS's own
+    threads on the network's small matrix products made the search 4 times slower on 2 cores (1.0
+    instead of 0.24 ms per simulation), so self-play and evaluation run with one BLAS thread per
+    process. threadpoolctl finds the library (OpenBLAS, MKL or BLIS, on any system)."""
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    before = next((int(i["num_threads"]) for i in threadpool_info() if i.get("user_api") == "blas"), None)
+    if n is not None:
+        threadpool_limits(n, user_api="blas")
     return before
 
 
