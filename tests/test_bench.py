@@ -38,12 +38,25 @@ def test_picture_benchmark_prints_cold_and_warm_figures_per_row():
     assert bench.PICTURE_COMBOS == [("imperium", 3), ("imperium", 5), ("italia", 2), ("italia", 4)]
 
 
+def test_search_benchmark_prints_az_against_mcts_per_simulation():
+    from concordia_env.tools.bench_search import GAMES, bench_search
+
+    out = io.StringIO()
+    rows = bench_search(3, 1, seed=0, out=out)
+    text = out.getvalue()
+    assert "machine:" in text and "us/simulation" in text
+    assert [(r["map"], r["players"]) for r in rows] == [g for g in GAMES for _ in range(3)]
+    assert [r["agent"] for r in rows[:3]] == ["mcts:iterations=3", "az:simulations=3", "az:simulations=3:compiled=0"]
+    assert all(r["us_per_simulation"] > 0 for r in rows) and rows[0]["vs_mcts"] == 1.0
+
+
 @pytest.mark.parametrize("argv,needle", [
     (["env", "--players", "6"], "players"),
     (["env", "--num-envs", "a,b"], "num-envs"),
     (["env", "--repeats", "0"], "repeats"),
     (["picture", "--games", "0"], "--games"),
     (["picture", "--dpi", "10"], "--dpi must be from 40 to 320"),
+    (["search", "--simulations", "0"], "'0' must be >= 1"),
 ])
 def test_bench_cli_rejects_bad_arguments(argv, needle, capsys):
     with pytest.raises(SystemExit):

@@ -56,6 +56,9 @@ def bench_search(simulations: int, repeats: int, seed: int, out: TextIO = sys.st
     """Print and return the microseconds per simulation of MCTS and ``az`` on every game of :data:`GAMES`."""
     specs = (f"mcts:iterations={simulations}", f"az:simulations={simulations}",
              f"az:simulations={simulations}:compiled=0")
+    from .bench import machine_description
+
+    print(f"machine: {machine_description()}", file=out)
     print(f"{'game':<12} {'agent':<36} {'us/simulation':>14} {'x mcts':>8}", file=out, flush=True)
     rows = []
     for map_name, players in GAMES:
