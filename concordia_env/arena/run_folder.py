@@ -107,6 +107,21 @@ def set_aside(path: Path, problem: str, redo: str, report: Callable[[str], None]
         pass
 
 
+def keep(paths: Iterable[Path], problem: Callable[[Path], str | None], redo: str) -> list[Path]:
+    """The ``paths`` that exist and have no ``problem`` (None); each of the others that exists is
+    set aside (:func:`set_aside`) with ``redo`` saying what happens instead."""
+    kept = []
+    for path in paths:
+        if not path.exists():
+            continue
+        found = problem(path)
+        if found is None:
+            kept.append(path)
+        else:
+            set_aside(path, found, redo)
+    return kept
+
+
 @dataclass(frozen=True)
 class RunFolder:
     """An opened run folder (module doc): ``resumed`` says whether it held this run already."""
@@ -125,18 +140,8 @@ class RunFolder:
         return sorted({p for pattern in self.units for p in self.path.glob(pattern) if p.is_file()})
 
     def keep(self, paths: Iterable[Path], problem: Callable[[Path], str | None], redo: str) -> list[Path]:
-        """The ``paths`` that exist and have no ``problem`` (None); each of the others that exists is
-        set aside (:func:`set_aside`) with ``redo`` saying what happens instead."""
-        kept = []
-        for path in paths:
-            if not path.exists():
-                continue
-            found = problem(path)
-            if found is None:
-                kept.append(path)
-            else:
-                set_aside(path, found, redo)
-        return kept
+        """:func:`keep` over this folder's units."""
+        return keep(paths, problem, redo)
 
     def write_settings(self, document: Any) -> None:
         write_json_atomic(document, self.settings_path)

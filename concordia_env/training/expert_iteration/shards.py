@@ -13,7 +13,7 @@ import numpy as np
 from concordia_env import engine as E
 from concordia_env._internal import files
 from concordia_env._internal.files import write_bytes_atomic
-from concordia_env.arena.run_folder import set_aside
+from concordia_env.arena.run_folder import keep
 from concordia_env.training.value.data import read_shard_arrays
 
 from .settings import Expert, SelfPlayConfig, shard_games, warn
@@ -63,18 +63,16 @@ def read_shard(path: Path) -> dict[str, Any]:
 
 def shard_ok(path: Path, meta: dict[str, Any]) -> bool:
     """True if ``path`` holds exactly the shard ``meta`` describes; a damaged or foreign shard is
-    set aside with one warning line (:func:`~concordia_env.arena.run_folder.set_aside`)."""
-    if not path.exists():
-        return False
-    try:
-        found = read_shard(path)["meta"]
-    except ValueError as exc:
-        set_aside(path, str(exc).removeprefix(f"{path}: "), "regenerating it")
-        return False
-    if found != meta:
-        set_aside(path, "written with other settings or another expert", "regenerating it")
-        return False
-    return True
+    set aside with one warning line (:func:`~concordia_env.arena.run_folder.keep`)."""
+
+    def problem(path: Path) -> str | None:
+        try:
+            found = read_shard(path)["meta"]
+        except ValueError as exc:
+            return str(exc).removeprefix(f"{path}: ")
+        return None if found == meta else "written with other settings or another expert"
+
+    return bool(keep([path], problem, "regenerating it"))
 
 
 def load_positions(directories: Iterable[Path], quiet: bool = False) -> dict[str, Any]:

@@ -77,7 +77,7 @@ from concordia_env.agents.mcts import evaluate
 from concordia_env.arena.game_result import GameResult
 from concordia_env.arena.pools import Interrupted, process_pool
 from concordia_env.arena.records import play_game
-from concordia_env.arena.run_folder import RunFolder, set_aside
+from concordia_env.arena.run_folder import RunFolder, keep
 from concordia_env.arena.runner import Runner
 from concordia_env.data import MAP_NAMES, load_map
 from concordia_env.engine import MAXP
@@ -247,18 +247,17 @@ def read_shard(path: Path) -> dict[str, Any]:
 
 def _shard_ok(cfg: DataConfig, path: Path, games: range) -> bool:
     """True if ``path`` holds exactly the shard these settings would write; a damaged or foreign
-    shard is set aside with one warning line (:func:`~concordia_env.arena.run_folder.set_aside`)."""
-    if not path.exists():
-        return False
-    try:
-        meta = read_shard(path)["meta"]
-    except ValueError as exc:
-        set_aside(path, str(exc).removeprefix(f"{path}: "), "regenerating it")
-        return False
-    if meta != dict(cfg.to_json(), shard=meta.get("shard"), games=[games.start, games.stop]):
-        set_aside(path, "written with other settings", "regenerating it")
-        return False
-    return True
+    shard is set aside with one warning line (:func:`~concordia_env.arena.run_folder.keep`)."""
+
+    def problem(path: Path) -> str | None:
+        try:
+            meta = read_shard(path)["meta"]
+        except ValueError as exc:
+            return str(exc).removeprefix(f"{path}: ")
+        expected = dict(cfg.to_json(), shard=meta.get("shard"), games=[games.start, games.stop])
+        return None if meta == expected else "written with other settings"
+
+    return bool(keep([path], problem, "regenerating it"))
 
 
 def load_shards(directory: str | os.PathLike, quiet: bool = False) -> dict[str, Any]:
