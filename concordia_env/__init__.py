@@ -1,6 +1,6 @@
 """concordia_env: a fast, faithful rules engine and RL environment for Concordia (base game).
 
-PettingZoo AEC environment::
+PettingZoo AEC environment (``concordia_env.parallel_env(...)`` is its parallel form)::
 
     env = concordia_env.env(map_name="imperium", num_players=4)
     env.reset(seed=0)
@@ -30,7 +30,7 @@ ENV_ID = "concordia/concordia_v0"
 
 __all__ = [
     "GOODS", "GOD_COLUMNS", "MAP_NAMES", "NUM_ACTIONS", "Game", "GameState",
-    "ENV_ID", "IllegalActionError", "env", "get_game", "new_game", "raw_env",
+    "ENV_ID", "IllegalActionError", "env", "get_game", "new_game", "parallel_env", "raw_env",
 ]
 
 # The public names are imported on first use (PEP 562), so that `import concordia_env`, and
@@ -39,7 +39,7 @@ __all__ = [
 _LAZY: dict[str, str] = {
     "GOODS": "data", "MAP_NAMES": "data", "NUM_ACTIONS": "engine", "Game": "game", "get_game": "game",
     "GOD_COLUMNS": "state", "GameState": "state", "IllegalActionError": "state", "new_game": "state",
-    "env": "env", "raw_env": "env",
+    "env": "env", "raw_env": "env", "parallel_env": "parallel",
 }
 
 if TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs
@@ -47,6 +47,7 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs
     from .engine import NUM_ACTIONS
     from .env import env, raw_env
     from .game import Game, get_game
+    from .parallel import parallel_env
     from .state import GOD_COLUMNS, GameState, IllegalActionError, new_game
 
 
@@ -80,15 +81,18 @@ sys.modules[__name__].__class__ = _Package
 
 def _register() -> None:
     """Make the env available as ``pettingzoo.make("aec", "concordia/concordia_v0", **kwargs)``
+    and its parallel form as ``pettingzoo.make("parallel", "concordia/concordia_v0", **kwargs)``
     (PettingZoo >= 1.27 has a registry; older versions don't, and need nothing), and the
-    single-learner env as ``gymnasium.make("concordia/Concordia-v0", **kwargs)`` (string entry
-    points: nothing more is imported until an env is made)."""
+    single-learner env as ``gymnasium.make("concordia/Concordia-v0", **kwargs)`` (and its vector
+    form, ``gymnasium.make_vec``) (string entry points: nothing more is imported until an env is made)."""
     import pettingzoo
 
     from .integrations.gym_registration import register_gymnasium_envs
 
     if hasattr(pettingzoo, "register") and ENV_ID not in getattr(pettingzoo, "aec_registry", {}):
         pettingzoo.register("aec", ENV_ID, entry_point="concordia_env.env:env")
+    if hasattr(pettingzoo, "register") and ENV_ID not in getattr(pettingzoo, "parallel_registry", {}):
+        pettingzoo.register("parallel", ENV_ID, entry_point="concordia_env.parallel:parallel_env")
     register_gymnasium_envs()
 
 

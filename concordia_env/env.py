@@ -51,6 +51,7 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from . import engine as E
+from ._internal.extras import require_installed, requires
 from .display.render import state_to_text
 from .encoding import OBSERVATION_LAYOUT, OBSERVATION_SIZE, encode, map_id, observation_bounds
 from .game import check_seed, check_setup_args, get_game
@@ -60,6 +61,8 @@ from .turns import DEFAULT_CANDIDATES, TurnDecision, check_candidates, check_dec
 
 ILLEGAL_ACTION_MODES = ("raise", "terminate")
 RENDER_MODES = ("ansi", "rgb_array", "human")
+#: what needs matplotlib (the ``plot`` extra), in its missing-package message
+HUMAN_WINDOW = 'render_mode="human" (a matplotlib window)'
 DEFAULT_MAX_TURNS = 2000
 ILLEGAL_REWARD = -1.0
 
@@ -139,6 +142,8 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's naming convention)
         if render_mode is not None and render_mode not in RENDER_MODES:
             raise ValueError(f"render_mode must be None or one of {', '.join(map(repr, RENDER_MODES))}; "
                              f"got {render_mode!r}")
+        if render_mode == "human":  # refused here, not at the first render(): the window needs matplotlib
+            require_installed(("matplotlib",), "plot", HUMAN_WINDOW, "pip install matplotlib")
         if illegal_action not in ILLEGAL_ACTION_MODES:
             raise ValueError(f"illegal_action must be one of {', '.join(map(repr, ILLEGAL_ACTION_MODES))}; "
                              f"got {illegal_action!r}")
@@ -327,7 +332,8 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's naming convention)
         return None
 
     def _render_human(self) -> None:
-        import matplotlib.pyplot as plt
+        with requires("plot", HUMAN_WINDOW, "pip install matplotlib"):
+            import matplotlib.pyplot as plt
 
         from .display.picture import FIGSIZE, draw_state
 

@@ -6,11 +6,17 @@ when warm); still play with site-packages read-only and an unwritable home (one 
 line, no cache); and ``pip uninstall`` must leave nothing named concordia in site-packages
 (numba's cache goes to the user cache directory, never next to the sources).
 
-One test, run in order (under pytest-xdist a module's tests can land on different workers,
-each of which would install again). It takes a minute or two: the dependencies come from the
+The install is one test, run in order (under pytest-xdist a module's tests can land on different
+workers, each of which would install again); it also checks that matplotlib is not installed and the
+board picture is drawn all the same (the package ships its fonts). It takes a minute or two: the dependencies come from the
 package index or pip's cache, and the demo compiles from scratch twice. The read-only part
 needs a private mount namespace (``unshare --mount``, as root, as in the CI container); where
 that is impossible the test fails saying so rather than skipping.
+
+The fast tests after it hide one optional package at a time in a subprocess
+(``sys.modules[name] = None``: ``import name`` fails as if it were not installed) and check that
+every feature that needs it stops with one line naming the extra to install, and that the core
+(import, a game, the picture, the env) needs neither torch nor matplotlib.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ import re
 import shutil
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -35,6 +42,10 @@ NOTICE = "compiling the rules engine"
 #: of two times measured in the same run, so a slow or busy machine cannot make it fail (how long the
 #: notice took is printed, not asserted: a loaded 2-core machine took 7.6 s, writing every .pyc)
 AFTER_NOTICE_SHARE = 0.5
+#: draws a picture and prints its shape and the folder its fonts came from
+PICTURE_CODE = ("import concordia_env as ce; from concordia_env.display.picture import render_rgb; "
+                "from concordia_env.display.drawing.canvas import font_dir; "
+                "print(render_rgb(ce.new_game('italia', 2, 0)).shape); print(font_dir())")
 WARNING = re.compile(r"cannot use .* to cache compiled kernels: .*compiled code will not be cached")
 
 
@@ -125,8 +136,9 @@ def test_throwaway_install_plays_anywhere_read_only_too_and_uninstalls_cleanly(t
     check_installed_files(site)
     python = bin_dir / "python"
 
-    no_torch = subprocess.run([python, "-c", "import torch"], capture_output=True, text=True, env=clean_env())
-    assert no_torch.returncode != 0 and "No module named 'torch'" in no_torch.stderr
+    for module in ("torch", "matplotlib"):  # in the extras only
+        absent = subprocess.run([python, "-c", f"import {module}"], capture_output=True, text=True, env=clean_env())
+        assert absent.returncode != 0 and f"No module named '{module}'" in absent.stderr
 
     # from another directory, with a home of its own: the kernel cache goes to ~/.cache/concordia-env
     home, elsewhere = tmp_path / "home", tmp_path / "elsewhere"
@@ -154,6 +166,9 @@ def test_throwaway_install_plays_anywhere_read_only_too_and_uninstalls_cleanly(t
         f"{warm.seconds:.2f} s): most of the compile happened before it")
     assert warm.stdout == cold.stdout
     assert not compiled_files(site / "concordia_env"), "numba cached into site-packages"
+    # the picture, without matplotlib: in the shipped DejaVu Sans, as in the development tree
+    picture = run([python, "-c", PICTURE_CODE], env=env, cwd=elsewhere).stdout.splitlines()
+    assert picture == ["(800, 1280, 3)", str(site / "concordia_env" / "display" / "fonts")], picture
 
     # read-only site-packages, HOME an empty read-only directory, no XDG_CACHE_HOME
     ro_home = tmp_path / "ro-home"
@@ -186,3 +201,106 @@ def test_run_timed_stamps_stderr_lines_and_reads_stdout_alongside():
     assert [line for _, line in t.stderr] == ["first", "second"]
     assert t.first_stderr("second") - t.first_stderr("first") >= 0.25
     assert t.first_stderr("third") is None and t.first_stderr() <= t.seconds
+
+
+# ------------------------------------------------------------------ optional packages
+#: the message's install command for an extra (concordia_env._internal.extras.install_hint)
+HINT = 'pip install ".[{}]" in the concordia-env source folder'
+
+#: (the packages hidden, code that needs one of them, the extra its message must name)
+NEEDS_EXTRA = [
+    (["torch"], "import concordia_env.training.value.model", "train"),
+    (["torch"], "import concordia_env.training.value.train", "train"),
+    (["torch"], "import concordia_env.training.expert_iteration", "train"),
+    (["torch"], "import concordia_env.training.turn_td.model", "train"),
+    (["torch"], "import concordia_env.training.nets", "train"),
+    (["torch"], "from concordia_env.training.ppo.cuda import Config, train; train(Config())", "train"),
+    (["stable_baselines3"], "import concordia_env.integrations.sb3", "train"),
+    (["stable_baselines3"], "from concordia_env.training.ppo.envs import env_factory; env_factory(None, 'random')",
+     "train"),
+    (["sb3_contrib"], "from concordia_env.training.ppo.checkpoints import load_checkpoint; load_checkpoint('x.zip')",
+     "train"),
+    (["torch"], "from concordia_env.training.export_policy import check_export; check_export(None, None, 'x')",
+     "train"),
+    (["torch"], "from concordia_env.integrations.sb3_files import _torch; _torch()", "train"),
+    (["matplotlib"], "import concordia_env as ce; ce.env(map_name='italia', num_players=2, render_mode='human')",
+     "plot"),
+    (["matplotlib"], "from concordia_env.training.plot_curves import plot_runs; plot_runs(['run'])", "plot"),
+    (["matplotlib"], "from concordia_env.training.expert_iteration.plots import plot_curves; "
+                     "plot_curves(__import__('pathlib').Path('run'), 1, 0.55)", "train"),
+    (["ray"], "from concordia_env.integrations.ray_backend import require_ray; require_ray()", "ray"),
+    (["ray"], "import concordia_env.integrations.rllib", "rllib"),
+    (["pyspiel"], "import concordia_env.integrations.openspiel", "openspiel"),
+    (["numba_cuda"], "from concordia_env.cuda import ConcordiaCudaVecEnv; ConcordiaCudaVecEnv(2, 'italia', 2)", "cuda"),
+]
+
+
+def run_hidden(hidden: list[str], code: str) -> subprocess.CompletedProcess:
+    """``code`` in a fresh interpreter with the ``hidden`` packages unimportable; an exception it
+    raises is printed as its type's name, then its message (exit status 3)."""
+    script = "\n".join([
+        "import sys",
+        f"for name in {hidden!r}:",
+        "    sys.modules[name] = None  # import name: ModuleNotFoundError, as if it were not installed",
+        "try:",
+        textwrap.indent(code, "    "),
+        "except Exception as exc:",
+        "    print(type(exc).__name__, exc, sep='\\n')",
+        "    sys.exit(3)",
+    ])
+    return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600, cwd=ROOT)
+
+
+@pytest.mark.parametrize("hidden,code,extra", NEEDS_EXTRA, ids=[f"{h[0]}:{c[-40:]}" for h, c, _ in NEEDS_EXTRA])
+def test_a_missing_optional_package_is_one_line_naming_its_extra(hidden, code, extra):
+    done = run_hidden(hidden, code)
+    assert done.returncode == 3, f"exit {done.returncode}:\n{done.stdout}\n{done.stderr[-3000:]}"
+    kind, message = done.stdout.splitlines()  # the type, and a message of one line
+    assert kind in ("MissingExtraError", "ImportError", "CudaUnavailableError"), done.stdout
+    assert HINT.format(extra) in message, message
+    package = "OpenSpiel" if hidden == ["pyspiel"] else hidden[0].replace("_", "-")  # as pip names it
+    assert package.lower() in message.lower(), message
+
+
+def test_the_missing_extra_error_is_a_module_not_found_error_naming_the_module():
+    from concordia_env._internal.extras import MissingExtraError, require_installed, requires
+
+    with pytest.raises(MissingExtraError) as info, requires("plot", "a test"):
+        import concordia_env_no_such_module  # noqa: F401
+    assert isinstance(info.value, ModuleNotFoundError) and info.value.name == "concordia_env_no_such_module"
+    assert info.value.extra == "plot" and str(info.value) == (
+        "a test needs concordia_env_no_such_module, which is not installed: " + HINT.format("plot"))
+    with pytest.raises(MissingExtraError, match=r"^a test needs x_missing, which is not installed: pip install "):
+        require_installed(["numpy", "x_missing.sub"], "train", "a test")
+    require_installed(["numpy", "PIL"], "train", "a test")  # both there: nothing raised
+
+
+def test_the_core_plays_and_draws_without_torch_or_matplotlib(tmp_path):
+    code = textwrap.dedent(f"""\
+        import concordia_env as ce
+        from concordia_env.agents import make_agent
+        from concordia_env.arena.records import play_game
+        from concordia_env.display.picture import render_rgb, save_png
+        record = play_game("italia", 2, 0, [make_agent("random", seed=0), make_agent("heuristic", seed=1)])
+        env = ce.env(map_name="italia", num_players=2, render_mode="rgb_array")
+        env.reset(seed=0)
+        frame = env.render()
+        save_png(ce.new_game("imperium", 4, 0), {str(tmp_path / "frame.png")!r})
+        loaded = sorted(m for m, v in sys.modules.items() if v is not None and m.split(".")[0] in ("torch", "matplotlib"))
+        print(record["result"]["winner"] in (0, 1), frame.shape, loaded)""")
+    done = run_hidden(["torch", "matplotlib"], code)
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    assert done.stdout.split("\n")[0] == "True (800, 1280, 3) []", done.stdout
+    assert (tmp_path / "frame.png").stat().st_size > 10_000
+
+
+@pytest.mark.parametrize("hidden", ["tensorboard", "torch", "sb3_contrib"])
+def test_the_ppo_command_refuses_to_start_without_a_train_package(hidden, tmp_path, monkeypatch, capsys):
+    from concordia_env.training.ppo import command
+
+    monkeypatch.setitem(sys.modules, hidden, None)  # sb3 would write TensorBoard events mid-run
+    with pytest.raises(SystemExit) as exc:
+        command.main(["--map", "italia", "--total-steps", "10", "--out", str(tmp_path / "run")])
+    assert exc.value.code == 2 and not (tmp_path / "run").exists()
+    last = capsys.readouterr().err.splitlines()[-1]
+    assert HINT.format("train") in last and hidden in last, last

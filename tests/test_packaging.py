@@ -65,7 +65,11 @@ def test_wheel_installs_only_the_concordia_env_namespace(built):
     for needed in ("concordia_env/py.typed", "concordia_env/display/viewer/template.html",
                    "concordia_env/display/viewer/draw.js", "concordia_env/display/viewer/draw.css",
                    "concordia_env/server/page.html", "concordia_env/data/maps.json",
-                   "concordia_env/data/components.json", f"{dist_info}/licenses/LICENSE"):
+                   "concordia_env/data/components.json", f"{dist_info}/licenses/LICENSE",
+                   # the picture's fonts and their licence (no matplotlib needed for them)
+                   "concordia_env/display/fonts/DejaVuSans.ttf", "concordia_env/display/fonts/DejaVuSans-Bold.ttf",
+                   "concordia_env/display/fonts/DejaVuSans-Oblique.ttf", "concordia_env/display/fonts/LICENSE_DEJAVU",
+                   f"{dist_info}/licenses/concordia_env/display/fonts/LICENSE_DEJAVU"):
         assert needed in names, needed
     policies = {n for n in names if n.startswith("concordia_env/agents/policies/")}
     assert {f"concordia_env/agents/policies/ppo_{m}.{ext}" for m in ("imperium", "italia")
@@ -89,6 +93,10 @@ def test_project_metadata_is_complete():
     assert any(c.startswith("Topic :: Games/Entertainment") for c in project["classifiers"])
     assert "Typing :: Typed" in project["classifiers"]
     assert {"Homepage", "Documentation", "Issues", "Source"} <= set(project["urls"])
-    assert set(project["optional-dependencies"]) >= {"train", "dev", "notebook"}
-    # playing never needs torch: it is only in the train extra
-    assert not [d for d in project["dependencies"] if d.startswith(("torch", "stable-baselines3", "sb3-contrib"))]
+    assert set(project["optional-dependencies"]) >= {"train", "dev", "notebook", "plot"}
+    # playing never needs torch: it is only in the train extra; nor matplotlib (the plot extra; train, dev and
+    # notebook bring it too, for the curves, the picture tests and the notebooks' plots)
+    assert not [d for d in project["dependencies"]
+                if d.startswith(("torch", "stable-baselines3", "sb3-contrib", "matplotlib"))]
+    for extra in ("plot", "train", "dev", "notebook"):
+        assert any(d.startswith("matplotlib") for d in project["optional-dependencies"][extra]), extra

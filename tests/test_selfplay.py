@@ -6,6 +6,7 @@ import pickle
 
 import numpy as np
 import pytest
+from gymnasium.utils.env_checker import data_equivalence
 
 from concordia_env.encoding import OBSERVATION_SIZE, observation
 from concordia_env.engine import NUM_ACTIONS
@@ -83,7 +84,8 @@ def test_same_seed_same_episode():
     b = SingleLearnerEnv("imperium", opponents="random=1,heuristic=1")
     for seed in (0, 5):
         ra, rb = play_episode(a, seed), play_episode(b, seed)
-        assert ra[0] == rb[0] and ra[1] == rb[1] and ra[5] == rb[5]
+        # (infos hold the action_mask array: gymnasium's comparison of nested data)
+        assert data_equivalence(ra[0], rb[0]) and ra[1] == rb[1] and data_equivalence(ra[5], rb[5])
         for x, y in zip(ra[2], rb[2]):
             np.testing.assert_array_equal(x, y)
         assert a.state == b.state
@@ -95,7 +97,9 @@ def test_fixed_count_seat_and_opponent_kind():
     env = SingleLearnerEnv("italia", num_players=3, learner_seat=2, opponents="heuristic=1")
     for seed in range(3):
         _, info = env.reset(seed=seed)
+        mask = info.pop("action_mask")
         assert info == {"num_players": 3, "seat": 2, "opponent": "heuristic"}
+        assert mask.dtype == np.int8 and np.array_equal(mask, env.action_masks())
         st = env.state
         assert st.current_player == 2  # the seats before it in turn order have played their card
         assert st.field("turn") == (2 - int(st.field("start_player"))) % 3

@@ -41,6 +41,11 @@ FILES = {"italia2-heuristic-vs-random": ["deals_000-001.json", "deals_002-002.js
 GAMES = 3 * 2 + 2 * 4 + 2 * 4
 
 
+def with_games(names: list[str]) -> list[str]:
+    """A line folder's chunk files with the games file each has beside it, sorted."""
+    return sorted([*names, *(n.removesuffix(".json") + ".games.jsonl.gz" for n in names)])
+
+
 def mtimes(out: Path) -> dict[str, int]:
     return {p.relative_to(out).as_posix(): p.stat().st_mtime_ns for p in sorted((out / "lines").rglob("*.json"))}
 
@@ -147,13 +152,13 @@ def test_a_config_file_that_is_not_json_is_refused(tmp_path):
 # ------------------------------------------------------------------ chunks
 def test_chunks_are_written_and_a_rerun_plays_nothing(config, played, monkeypatch):
     out, report = played
-    assert report == {"chunks_written": 4, "games_played": GAMES, "deals_kept": 0}
+    assert report == {"chunks_written": 4, "games_played": GAMES, "forfeits": 0, "deals_kept": 0}
     for line_id, names in FILES.items():
-        assert sorted(p.name for p in (out / "lines" / line_id).iterdir()) == names
+        assert sorted(p.name for p in (out / "lines" / line_id).iterdir()) == with_games(names)
     before = mtimes(out)
     no_games(monkeypatch)  # a game played now would fail the test
     again = st.run_lines(config, out, deals_chunk=2, workers=2, progress=False)
-    assert again == {"chunks_written": 0, "games_played": 0, "deals_kept": 7}
+    assert again == {"chunks_written": 0, "games_played": 0, "forfeits": 0, "deals_kept": 7}
     assert mtimes(out) == before
 
 
@@ -176,10 +181,10 @@ def test_merged_chunks_equal_one_run_over_all_deals(config, played, index, map_n
 
 def test_chunk_size_and_workers_do_not_change_the_games(config, played, tmp_path):
     report = st.run_lines(config, tmp_path, lines="italia2-*", deals_chunk=1, workers=2, progress=False)
-    assert report == {"chunks_written": 3, "games_played": 6, "deals_kept": 0}
+    assert report == {"chunks_written": 3, "games_played": 6, "forfeits": 0, "deals_kept": 0}
     line = config.lines[0]
-    assert sorted(p.name for p in st.line_folder(tmp_path, line).iterdir()) == [
-        "deals_000-000.json", "deals_001-001.json", "deals_002-002.json"]
+    assert sorted(p.name for p in st.line_folder(tmp_path, line).iterdir()) == with_games([
+        "deals_000-000.json", "deals_001-001.json", "deals_002-002.json"])
     ours = st.merged_line_result(line, st.scan_line(line, tmp_path))
     theirs = st.merged_line_result(line, st.scan_line(line, played[0]))
     assert comparable(ours) == comparable(theirs)
@@ -209,7 +214,7 @@ def test_a_damaged_chunk_is_reported_and_played_again(config, played, tmp_path, 
     path.write_text(damage(good))
     with pytest.warns(st.StrengthWarning, match=f"deals_000-001.json: {problem}"):
         report = st.run_lines(config, tmp_path, lines=LINE_IDS[1], deals_chunk=2, progress=False)
-    assert report == {"chunks_written": 1, "games_played": 8, "deals_kept": 0}
+    assert report == {"chunks_written": 1, "games_played": 8, "forfeits": 0, "deals_kept": 0}
     assert (folder / "deals_000-001.json.invalid").read_text() == damage(good)
     assert comparable(json.loads(path.read_text())) == comparable(json.loads(good))
 
@@ -228,10 +233,10 @@ def test_ctrl_c_keeps_the_finished_chunks(config, tmp_path, monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         st.run_lines(config, tmp_path, lines=LINE_IDS[0], deals_chunk=1, progress=False)
     folder = tmp_path / "lines" / LINE_IDS[0]
-    assert sorted(p.name for p in folder.iterdir()) == ["deals_000-000.json", "deals_001-001.json"]
+    assert sorted(p.name for p in folder.iterdir()) == with_games(["deals_000-000.json", "deals_001-001.json"])
     monkeypatch.setattr(st_chunks, "_play", play)
     report = st.run_lines(config, tmp_path, lines=LINE_IDS[0], deals_chunk=1, progress=False)
-    assert report == {"chunks_written": 1, "games_played": 2, "deals_kept": 2}
+    assert report == {"chunks_written": 1, "games_played": 2, "forfeits": 0, "deals_kept": 2}
 
 
 # ------------------------------------------------------------------ summary and table

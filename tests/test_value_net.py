@@ -223,6 +223,22 @@ def test_td_training_runs_from_a_previous_net(run_dir: Path, data_dir: Path, tmp
     assert ValueNet.load(out / "value_net").metadata["targets"] == "td"
 
 
+def test_device_auto_without_a_gpu_trains_on_the_cpu_and_cuda_is_refused(
+        run_dir: Path, data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture) -> None:
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)  # whatever this machine has
+    out = tmp_path / "auto"
+    assert value_train.main(TRAIN + ["--data", str(data_dir), "--out", str(out), "--steps", "10",
+                                     "--device", "auto"]) == 0
+    assert (out / "value_net.npz").read_bytes() == (run_dir / "value_net.npz").read_bytes()
+    capsys.readouterr()
+    assert value_train.main(TRAIN + ["--data", str(data_dir), "--out", str(tmp_path / "cuda"), "--steps", "10",
+                                     "--device", "cuda"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["error: --device cuda: torch finds no CUDA device (use --device auto or cpu)"]
+    assert not (tmp_path / "cuda" / "checkpoint.pt").exists()
+
+
 def test_all_views(tmp_path: Path) -> None:
     out = tmp_path / "views"
     argv = GEN[:4] + ["--games", "1", "--agents", "heuristic", "--every", "5", "--views", "all", "--no-progress"]

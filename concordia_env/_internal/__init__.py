@@ -5,7 +5,8 @@
 * :mod:`.files`: atomic writes (a file is the previous one or the complete new one, never truncated);
 * :mod:`.threads`: one BLAS thread per process where games run in parallel processes;
 * :mod:`.shorten`: huge numbers shortened for error messages;
-* :mod:`.extras`: how a message tells the user to install an optional extra.
+* :mod:`.extras`: how a message tells the user to install an optional extra, and the ``requires``
+  block every import of an optional package sits in.
 
 Importing this package imports none of them (nor numba).
 """

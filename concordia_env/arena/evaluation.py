@@ -18,10 +18,12 @@ with ``arena.records.agent_seed(seed + k, j)``, so any game replays on its own.
 seats, like the tournament): seat-games, wins, win rate with a 95% Wilson
 interval, the fair share ``1/n``, mean VP, mean VP margin (own VP minus the best
 other seat's, and minus the mean of the other seats'), mean place, wins by
-seat, truncated games, decisions and mean milliseconds per decision (the
+seat, truncated games, forfeits, decisions and mean milliseconds per decision (the
 agent's ``act`` alone, every decision it was asked for). Games stopped at
 ``max_turns`` card plays count as played and not won; VP, margins and places
-are over finished games. For a line-up of exactly two distinct specs A and B,
+are over finished games. A forfeited game (the strength table plays with forfeits:
+:mod:`~concordia_env.arena.game_result`) counts likewise, in ``forfeits`` rather than
+``truncated``. For a line-up of exactly two distinct specs A and B,
 ``paired`` gives per deal the wins of each over the ``n`` rotations and their
 difference, the difference of their per-seat win rates and of their mean VP,
 each with the mean over deals and a 95% Student-t interval of that mean.
@@ -59,7 +61,13 @@ from .game_result import GameResult
 from .pools import Interrupted
 from .records import play_game
 from .runner import Runner
-from .stats import agent_statistics, mean_interval, paired_summary, t_quantile_975  # noqa: F401  (public here too)
+from .stats import (  # noqa: F401  (public here too)
+    agent_statistics,
+    game_counts,
+    mean_interval,
+    paired_summary,
+    t_quantile_975,
+)
 from .tournament import seat_agents, seat_specs
 
 RESULT_FORMAT = "concordia-env/evaluation"
@@ -84,6 +92,9 @@ class TimedAgent(Agent):
 
     def reset(self, seed: int | None = None) -> None:
         self.inner.reset(seed)
+
+    def close(self) -> None:
+        self.inner.close()
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, state: GameState | None = None) -> int:
         start = time.perf_counter()
@@ -217,7 +228,7 @@ def run_evaluation(map_name: str, lineup: Sequence[str], deals: int, seed: int =
         "games": len(per_game), "intermediate_scoring": bool(intermediate_scoring), "max_turns": limit,
         "pairing": "deal k uses setup seed seed+k and is played once per rotation r = 0..n-1, "
                    "seat j taken by lineup[(j + r) % n]; game = k * n + r",
-        "truncated": sum(g["truncated"] for g in per_game),
+        **game_counts(per_game),
         "per_agent": agent_statistics(per_game, lineup),
         "paired": paired_summary(per_game, lineup),
         "per_game": per_game,

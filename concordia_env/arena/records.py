@@ -26,6 +26,13 @@ and truncated games treat it as stopped without a winner) and the optional
 not at a card-play limit, and that ``concordia play --resume`` may continue it.
 Records without ``"unfinished"`` are finished or truncated games.
 
+A *forfeited* game (``play_game(..., forfeit=True)``, as tournaments play: an agent chose an
+illegal action, or a bot crashed, hung or answered garbage) stops at the failed decision and is
+saved with ``"truncated": true`` (no winner), the optional ``"forfeit": {"seat": k, "reason":
+"..."}`` in ``result`` and a ranking with seat ``k`` last, the others by their VP at that point
+with the rules' tie-break. Its actions end where seat ``k`` was to decide, which
+:func:`verify_record` checks.
+
 Agent seeds: the agent at seat ``k`` of a game with setup seed ``s`` is reset
 with :func:`agent_seed` ``(s, k)``: the first 63 bits drawn from
 ``numpy.random.SeedSequence(s mod 2**64, spawn_key=(k,))`` (the k-th child of
@@ -51,7 +58,7 @@ from concordia_env.game import check_setup_args
 from concordia_env.state import GOD_COLUMNS, GameState, IllegalActionError, new_game
 
 from .._internal.files import write_text_atomic
-from ..agents.base import Agent
+from ..agents.base import Agent, AgentError
 from .game_result import GameResult
 
 RECORD_FORMAT = "concordia-env/game"
@@ -59,10 +66,6 @@ RECORD_VERSION = 1
 
 #: called with (live state before the action, deciding seat, chosen action)
 StepCallback = Callable[[GameState, int, int], None]
-
-
-class AgentError(RuntimeError):
-    """An agent returned an action that is not legal; names the agent, the seat and the action."""
 
 
 def agent_seed(game_seed: int, seat: int) -> int:
@@ -73,15 +76,27 @@ def agent_seed(game_seed: int, seat: int) -> int:
     return int(ss.generate_state(1, np.uint64)[0] >> np.uint64(1))
 
 
-def _result(state: GameState, truncated: bool, unfinished: bool = False) -> dict[str, Any]:
+def _result(state: GameState, truncated: bool, unfinished: bool = False,
+            forfeit: tuple[int, str] | None = None) -> dict[str, Any]:
     """The ``result`` block of a record for the state a game stopped in (``unfinished``: a
-    partial record, see the module doc; it implies ``truncated``)."""
-    return GameResult.from_state(state, truncated, unfinished).to_json()
+    partial record; ``forfeit``: ``(seat, reason)`` of a forfeited game; see the module doc)."""
+    return GameResult.from_state(state, truncated, unfinished, forfeit).to_json()
+
+
+#: the longest forfeit reason kept in a record (a bot's stderr can be long)
+MAX_REASON = 500
+
+
+def forfeit_reason(exc: BaseException) -> str:
+    """An agent's failure as a record keeps it: one line of at most :data:`MAX_REASON` characters."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= MAX_REASON else text[:MAX_REASON - 3] + "..."
 
 
 def play_game(map_name: str, num_players: int, seed: int, agents: Sequence[Agent], *,
               intermediate_scoring: bool = False, max_turns: int | None = DEFAULT_MAX_TURNS,
-              on_step: StepCallback | None = None, history: list[int] | None = None) -> dict[str, Any]:
+              on_step: StepCallback | None = None, history: list[int] | None = None,
+              forfeit: bool = False) -> dict[str, Any]:
     """Play one game with ``agents[k]`` at seat ``k`` and return its record (see the module doc).
 
     Each agent is reset with :func:`agent_seed` ``(seed, k)`` first (an agent object
@@ -91,7 +106,10 @@ def play_game(map_name: str, num_players: int, seed: int, agents: Sequence[Agent
     ``on_step(state, seat, action)`` is called before each action is applied, so
     ``state.action_to_string(action)`` describes it. The game stops when it is
     over or when ``max_turns`` card plays have been made (truncated; None or 0:
-    no limit). Raises :class:`AgentError` if an agent picks an illegal action.
+    no limit). Raises :class:`AgentError` if an agent picks an illegal action or fails
+    (a bot's :class:`~concordia_env.agents.bot.BotError`); with ``forfeit`` the game stops there
+    instead and the record says the deciding seat forfeited (see the module doc). Every agent's
+    ``close()`` is called when the game ends, however it ends (a bot's process is ended).
 
     ``history``, when given, is a list of action ids already played in this game (empty for a
     new one): they are applied first, without asking the agents, and every action played is
@@ -102,10 +120,19 @@ def play_game(map_name: str, num_players: int, seed: int, agents: Sequence[Agent
     if len(agents) != num_players:
         raise ValueError(f"{num_players} players need {num_players} agents, got {len(agents)}")
     limit = check_max_turns(max_turns)
-    _reset_agents(agents, seed)
     actions: list[int] = history if history is not None else []
-    _replay_history(state, actions)
-    truncated = _play_out(state, agents, actions, limit, on_step)
+    lost: tuple[int, str] | None = None
+    try:
+        _reset_agents(agents, seed)
+        _replay_history(state, actions)
+        truncated = _play_out(state, agents, actions, limit, on_step)
+    except AgentError as exc:
+        if not forfeit:
+            raise
+        truncated, lost = True, (int(state.current_player), forfeit_reason(exc))  # the state is before the failure
+    finally:
+        for agent in {id(a): a for a in agents}.values():
+            agent.close()
     return {
         "format": RECORD_FORMAT,
         "version": RECORD_VERSION,
@@ -115,7 +142,7 @@ def play_game(map_name: str, num_players: int, seed: int, agents: Sequence[Agent
         "intermediate_scoring": bool(intermediate_scoring),
         "agents": [getattr(a, "name", type(a).__name__) for a in agents],
         "actions": actions,
-        "result": _result(state, truncated),
+        "result": _result(state, truncated, forfeit=lost),
     }
 
 
@@ -267,6 +294,20 @@ def _validate_result(result: Any, n: int) -> None:
             raise ValueError(f"result 'unfinished' must be true or false, got {short_repr(result['unfinished'])}")
         if result["unfinished"] and not result["truncated"]:
             raise ValueError("result 'unfinished' is true, so 'truncated' must be true too")
+    if "forfeit" in result:
+        check_forfeit(result["forfeit"], n)
+        if not result["truncated"] or result.get("unfinished"):
+            raise ValueError("result 'forfeit' needs 'truncated' true and no 'unfinished'")
+
+
+def check_forfeit(forfeit: Any, n: int) -> tuple[int, str]:
+    """A result's ``forfeit`` block as ``(seat, reason)``; ``ValueError`` unless it is
+    ``{"seat": 0..n-1, "reason": "text"}``."""
+    if not (isinstance(forfeit, dict) and set(forfeit) == {"seat", "reason"} and _is_int(forfeit["seat"])
+            and 0 <= forfeit["seat"] < n and isinstance(forfeit["reason"], str)):
+        raise ValueError(f"result 'forfeit' must be {{\"seat\": 0..{n - 1}, \"reason\": text}}, "
+                         f"got {short_repr(forfeit)}")
+    return forfeit["seat"], forfeit["reason"]
 
 
 # ---------------------------------------------------------------- files
@@ -382,7 +423,11 @@ def verify_record(record: dict[str, Any]) -> GameState:
                          f"it is still running (player {state.current_player} to decide)")
     if recorded["truncated"] and state.is_terminal():
         raise ValueError("record says the game was truncated, but its actions finish it")
-    replayed = _result(state, recorded["truncated"], recorded.get("unfinished", False))
+    lost = check_forfeit(recorded["forfeit"], record["players"]) if "forfeit" in recorded else None
+    if lost is not None and state.current_player != lost[0]:
+        raise ValueError(f"record says seat {lost[0]} forfeited, but after its actions seat "
+                         f"{state.current_player} is to decide")
+    replayed = _result(state, recorded["truncated"], recorded.get("unfinished", False), lost)
     for key, value in replayed.items():
         if recorded.get(key) != value:
             raise ValueError(f"record result {key!r} is {recorded[key]!r}, but the replay gives {value!r}")

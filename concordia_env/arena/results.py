@@ -12,7 +12,7 @@ from typing import Any
 
 from .._internal.files import write_json_atomic
 from .game_result import GameResult
-from .records import load_record, read_json_file, short_repr, verify_record
+from .records import check_forfeit, load_record, read_json_file, short_repr, verify_record
 from .run_folder import RunFolder, differences, remove_temporaries, same_json, warn, writable_folder
 from .stats import Z95, wilson_interval  # noqa: F401  (Z95: public here too)
 
@@ -103,6 +103,9 @@ def _check_game(entry: Any, g: int, settings: dict[str, Any]) -> dict[str, Any]:
         raise ValueError("its truncated or turns fields are wrong")
     result = {"scores": entry["scores"], "ranking": entry["ranking"], "truncated": truncated, "turns": turns,
               "winner": None if truncated else entry["ranking"][0]}
+    if "forfeit" in entry:  # a forfeited game: the seat and the reason, as the record holds them
+        check_forfeit(entry["forfeit"], n)
+        result["forfeit"] = entry["forfeit"]
     expected = _game_summary(g, settings["seed"] + g, seat_specs(settings["agents"], g), result)
     if not same_json(entry, expected):
         bad = next(k for k in expected if not same_json(entry.get(k), expected[k]))
@@ -178,7 +181,8 @@ def verified_game(path: Path, g: int, settings: dict[str, Any]) -> dict[str, Any
     try:
         if setup != expected:
             raise ValueError(f"it is not game {g} of this tournament (map, players, seed, scoring or agents differ)")
-        if result.get("unfinished") or (result["truncated"] and result["turns"] != settings["max_turns"]):
+        stopped_early = result["truncated"] and "forfeit" not in result and result["turns"] != settings["max_turns"]
+        if result.get("unfinished") or stopped_early:
             raise ValueError(f"it was not stopped at this tournament's {settings['max_turns']} card plays")
         verify_record(record)
     except (ValueError, RecursionError) as exc:

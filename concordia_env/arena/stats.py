@@ -5,7 +5,7 @@ agents, and OpenSkill (Plackett-Luce) ratings. Pure functions of the games' resu
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from statistics import NormalDist
 from typing import Any
 
@@ -81,15 +81,39 @@ def _mean(total: float, count: int) -> float | None:
     return total / count if count else None
 
 
+# ---------------------------------------------------------------- forfeits
+# A forfeited game (:mod:`concordia_env.arena.game_result` ranks it: the forfeiting seat last) is a
+# truncated game whose result or per_game entry has "forfeit": {"seat", "reason"}.
+def forfeited_seat(game: Mapping[str, Any]) -> int | None:
+    """The seat that forfeited ``game`` (a record's ``result`` block or a ``per_game`` entry); None if none did."""
+    forfeit = game.get("forfeit")
+    return None if forfeit is None else int(forfeit["seat"])
+
+
+def is_rated(game: Mapping[str, Any]) -> bool:
+    """Whether ratings count ``game`` (a record's ``result`` block or a ``per_game`` entry), with its
+    ranking: a game played to its end or forfeited, not one stopped at the card-play limit or left."""
+    return not game["truncated"] or "forfeit" in game
+
+
 # ---------------------------------------------------------------- line-ups
+def game_counts(per_game: Sequence[dict[str, Any]]) -> dict[str, int]:
+    """``truncated``: the games stopped at the card-play limit; ``forfeits``: the games an agent
+    forfeited (:mod:`~concordia_env.arena.game_result`), counted apart, as the tournament does."""
+    forfeits = sum(forfeited_seat(g) is not None for g in per_game)
+    return {"truncated": sum(bool(g["truncated"]) for g in per_game) - forfeits, "forfeits": forfeits}
+
+
 def agent_statistics(per_game: Sequence[dict[str, Any]], lineup: Sequence[str]) -> dict[str, dict[str, Any]]:
     """Per distinct spec of ``lineup`` (pooled over its seats) the statistics of the module doc,
     from ``per_game`` entries (``seats``, ``scores``, ``ranking``, ``winner_seat``, ``truncated``,
-    ``decisions``, ``act_seconds``)."""
+    ``decisions``, ``act_seconds``, ``forfeit`` where forfeited). ``truncated``: its games stopped
+    at the card-play limit; ``forfeits``: its games it forfeited. A forfeited game counts as played,
+    not won, and (as a truncated one) not in VP, margins or place, for every seat."""
     n = len(lineup)
     out = {}
     for spec in dict.fromkeys(lineup):
-        games = wins = finished = truncated = decisions = 0
+        games = wins = finished = truncated = forfeits = decisions = 0
         vp = best = mean_others = places = seconds = 0.0
         seat_games, seat_wins = [0] * n, [0] * n
         for game in per_game:
@@ -101,7 +125,9 @@ def agent_statistics(per_game: Sequence[dict[str, Any]], lineup: Sequence[str]) 
                 decisions += game["decisions"][seat]
                 seconds += game["act_seconds"][seat]
                 if game["truncated"]:
-                    truncated += 1
+                    lost = forfeited_seat(game)
+                    truncated += lost is None
+                    forfeits += lost == seat
                     continue
                 scores = game["scores"]
                 others = scores[:seat] + scores[seat + 1:]
@@ -120,7 +146,7 @@ def agent_statistics(per_game: Sequence[dict[str, Any]], lineup: Sequence[str]) 
             "finished": finished, "truncated": truncated, "mean_vp": _mean(vp, finished),
             "mean_margin_best_other": _mean(best, finished), "mean_margin_mean_others": _mean(mean_others, finished),
             "mean_place": _mean(places, finished), "seat_games": seat_games, "seat_wins": seat_wins,
-            "decisions": decisions, "ms_per_decision": _mean(1000 * seconds, decisions),
+            "forfeits": forfeits, "decisions": decisions, "ms_per_decision": _mean(1000 * seconds, decisions),
         }
     return out
 
@@ -163,14 +189,19 @@ def paired_summary(per_game: Sequence[dict[str, Any]], lineup: Sequence[str]) ->
 
 
 # ---------------------------------------------------------------- ratings
-def openskill_ratings(games: Iterable[tuple[Sequence[str], Sequence[int]]], names: Sequence[str]) -> dict[str, Any]:
+def openskill_ratings(games: Iterable[tuple[Sequence[str], Sequence[int]]], names: Sequence[str],
+                      start: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, Any]:
     """Plackett-Luce ratings from ``(name per seat, ranking)`` games in order, updated as
     :mod:`concordia_env.arena.tournament` does: every seat a one-player team placed by the
-    ranking, a name filling several seats taking the mean of its seats' updated ratings."""
+    ranking, a name filling several seats taking the mean of its seats' updated ratings.
+    ``start``: the ratings to go on from (``mu``, ``sigma`` and ``games`` per name, as this
+    returns them), so rating more games after a first batch equals rating all of them in one go;
+    a name it lacks starts from the model's initial rating."""
     model = PlackettLuce()
-    mu = {name: model.rating(name=name).mu for name in names}
-    sigma = {name: model.rating(name=name).sigma for name in names}
-    rated = dict.fromkeys(names, 0)
+    start = start or {}
+    mu = {name: start[name]["mu"] if name in start else model.rating(name=name).mu for name in names}
+    sigma = {name: start[name]["sigma"] if name in start else model.rating(name=name).sigma for name in names}
+    rated = {name: start[name]["games"] if name in start else 0 for name in names}
     for seats, ranking in games:
         place = {seat: i + 1 for i, seat in enumerate(ranking)}
         teams = [[model.rating(mu=mu[s], sigma=sigma[s], name=s)] for s in seats]

@@ -7,15 +7,25 @@ start player and the Praefectus Magnus tie-break depend on it).
 
 Per distinct spec (a spec listed twice is one entry, pooled over its seats) the
 result holds seat-games, wins, the win rate with its Wilson 95% interval, mean
-VP and mean place, wins per seat, and an OpenSkill Plackett-Luce rating
+VP and mean place, wins per seat, forfeits, and an OpenSkill Plackett-Luce rating
 (``mu``, ``sigma``, ``ordinal = mu - 3 sigma``) updated game by game in game
-order. Games run in worker processes (or as Ray tasks: ``backend="ray"``) but are processed in
+order.
+
+Forfeits. An agent that fails at a decision (an illegal action; a bot that crashes, hangs past
+its time limit or answers garbage: :class:`~concordia_env.agents.base.AgentError`) does not stop
+the tournament: its game is recorded as a forfeit by that seat (``"forfeit": {"seat", "reason"}``
+in the record's result and the ``per_game`` entry, see
+:mod:`~concordia_env.arena.game_result`) and the next game starts with the agent reset. A
+forfeited game has no winner and counts as played for every seat; it is rated with the
+forfeiting seat last and the others by their VP at that point (rules' tie-break), so failing
+costs rating; it adds to the forfeiting spec's ``forfeits`` and to the result's ``forfeits``, not
+to ``truncated``, and not to anyone's mean VP or mean place. Games run in worker processes (or as Ray tasks: ``backend="ray"``) but are processed in
 game order, so the result is the same for any number of workers and either backend.
 
 The result also keeps the games themselves, for plots and per-game analysis:
 ``per_game`` lists every game in game order as ``{"game", "seed", "seats"
 (spec per seat), "scores", "ranking", "winner_seat", "winner" (its spec),
-"truncated", "turns"}`` (winners null when truncated), ``per_game_sha256`` its checksum
+"truncated", "turns"}`` plus ``"forfeit"`` for a forfeited game (winners null when truncated), ``per_game_sha256`` its checksum
 (:func:`per_game_digest`), and ``rating_history``
 lists, per game, every spec's ``[mu, sigma]`` after that game was rated (a
 truncated game repeats the previous ratings), so its last entry matches
@@ -72,7 +82,7 @@ from .results import (
     write_results,
 )
 from .runner import Runner
-from .stats import Z95, wilson_interval  # noqa: F401  (Z95: public here too)
+from .stats import Z95, is_rated, wilson_interval  # noqa: F401  (Z95: public here too)
 
 #: games between two saves of the partial results (``concordia tournament --save-every``)
 DEFAULT_SAVE_EVERY = 10
@@ -105,7 +115,7 @@ def _play(task: tuple[str, int, int, tuple[str, ...], bool, int]) -> dict[str, A
     """Play one tournament game (runs in a worker process): task -> game record."""
     map_name, n, game_seed, specs, intermediate, max_turns = task
     return play_game(map_name, n, game_seed, seat_agents(specs),
-                     intermediate_scoring=intermediate, max_turns=max_turns)
+                     intermediate_scoring=intermediate, max_turns=max_turns, forfeit=True)
 
 
 def check_tournament_args(map_name: str, num_players: int, agent_specs: Sequence[str], games: int,
@@ -135,7 +145,7 @@ class _Tally:
     """Running statistics of one spec over the games processed so far."""
 
     def __init__(self, n: int, model: PlackettLuce, spec: str) -> None:
-        self.games = self.wins = self.finished = self.vp = self.places = 0
+        self.games = self.wins = self.finished = self.vp = self.places = self.forfeits = 0
         self.seat_games = [0] * n
         self.seat_wins = [0] * n
         self.rating = model.rating(name=spec)
@@ -152,6 +162,7 @@ class _Tally:
             "mean_rank": self.places / self.finished if self.finished else None,
             "seat_games": self.seat_games,
             "seat_wins": self.seat_wins,
+            "forfeits": self.forfeits,
             "mu": self.rating.mu,
             "sigma": self.rating.sigma,
             "ordinal": self.rating.mu - 3 * self.rating.sigma,
@@ -172,12 +183,14 @@ def _rate(model: PlackettLuce, tallies: dict[str, _Tally], specs: Sequence[str],
 
 
 def _tally_game(model: PlackettLuce, tallies: dict[str, _Tally], game: dict[str, Any]) -> None:
-    """Add one game (a ``per_game`` entry) to the tallies (truncated games: played, not won, not rated)."""
-    specs, truncated = game["seats"], game["truncated"]
+    """Add one game (a ``per_game`` entry) to the tallies (truncated games: played, not won, not
+    rated; forfeited games: played, not won, rated with the forfeiting seat last)."""
+    specs, truncated, forfeit = game["seats"], game["truncated"], game.get("forfeit")
     for seat, spec in enumerate(specs):
         t = tallies[spec]
         t.games += 1
         t.seat_games[seat] += 1
+        t.forfeits += forfeit is not None and forfeit["seat"] == seat
         if truncated:
             continue
         t.finished += 1
@@ -186,7 +199,7 @@ def _tally_game(model: PlackettLuce, tallies: dict[str, _Tally], game: dict[str,
         if game["winner_seat"] == seat:
             t.wins += 1
             t.seat_wins[seat] += 1
-    if not truncated:
+    if is_rated(game):
         _rate(model, tallies, specs, game["ranking"])
 
 
@@ -220,11 +233,13 @@ class _Scoreboard:
                         for spec in dict.fromkeys(settings["agents"])}
         self.per_game: list[dict[str, Any]] = []
         self.rating_history: list[dict[str, list[float]]] = []
-        self.truncated = 0
+        self.truncated = self.forfeits = 0
 
     def add(self, game: dict[str, Any]) -> None:
         _tally_game(self.model, self.tallies, game)
-        self.truncated += game["truncated"]
+        forfeited = "forfeit" in game
+        self.truncated += game["truncated"] and not forfeited
+        self.forfeits += forfeited
         self.per_game.append(game)
         self.rating_history.append({spec: [t.rating.mu, t.rating.sigma] for spec, t in self.tallies.items()})
 
@@ -243,6 +258,7 @@ class _Scoreboard:
             "games_done": done,
             "per_agent": {spec: t.summary() for spec, t in self.tallies.items()},
             "truncated": self.truncated,
+            "forfeits": self.forfeits,
             "per_game": list(self.per_game),
             "per_game_sha256": per_game_digest(self.per_game),
             "rating_history": list(self.rating_history),
@@ -422,21 +438,45 @@ def ranked_agents(result: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     return sorted(result["per_agent"].items(), key=lambda kv: -kv[1]["ordinal"])
 
 
+#: the forfeits :func:`format_table` lists under the table (the results file keeps them all)
+SHOWN_FORFEITS = 10
+
+
 def format_table(result: dict[str, Any]) -> str:
-    """The result as a text table, best OpenSkill ordinal first."""
+    """The result as a text table, best OpenSkill ordinal first; with forfeits, a ``forfeits``
+    column and one line per forfeited game (the first :data:`SHOWN_FORFEITS`) under it."""
     rows = ranked_agents(result)
+    forfeits = [g for g in result.get("per_game", []) if "forfeit" in g]
     width = max(5, *(len(spec) for spec, _ in rows))
+    forf = f" {'forfeits':>8}" if forfeits else ""
     head = (f"{'#':>2} {'agent':<{width}} {'games':>6} {'wins':>5} {'win%':>6} {'95% CI':>13} "
-            f"{'mean VP':>8} {'mean rank':>9} {'mu':>6} {'sigma':>6} {'ordinal':>7}  wins by seat")
+            f"{'mean VP':>8} {'mean rank':>9} {'mu':>6} {'sigma':>6} {'ordinal':>7}{forf}  wins by seat")
     lines = [_title(result), head, "-" * len(head)]
     for i, (spec, a) in enumerate(rows, 1):
         lo, hi = a["win_rate_ci95"]
         lines.append(
             f"{i:>2} {spec:<{width}} {a['games']:>6} {a['wins']:>5} {100 * a['win_rate']:>5.1f}% "
             f"{f'{100 * lo:.1f}-{100 * hi:.1f}%':>13} {_fmt(a['mean_vp'], '8.1f'):>8} "
-            f"{_fmt(a['mean_rank'], '9.2f'):>9} {a['mu']:>6.2f} {a['sigma']:>6.2f} {a['ordinal']:>7.2f}  "
+            f"{_fmt(a['mean_rank'], '9.2f'):>9} {a['mu']:>6.2f} {a['sigma']:>6.2f} {a['ordinal']:>7.2f}"
+            + (f" {a.get('forfeits', 0):>8}" if forfeits else "") + "  "
             + " ".join(f"{w}/{g}" for w, g in zip(a["seat_wins"], a["seat_games"])))
-    return "\n".join(lines)
+    return "\n".join(lines + forfeit_lines(forfeits))
+
+
+def forfeit_line(game: dict[str, Any], where: str = "") -> str:
+    """One line for a forfeited game (a ``per_game`` entry): ``where`` it was played (e.g. a line
+    id, then a space), the game, the seat, its spec and the reason."""
+    seat = game["forfeit"]["seat"]
+    return f"forfeit: {where}game {game['game']}, seat {seat} ({game['seats'][seat]}): {game['forfeit']['reason']}"
+
+
+def forfeit_lines(forfeits: Sequence[dict[str, Any]], where: Sequence[str] | None = None) -> list[str]:
+    """One line per forfeited game (``per_game`` entries; ``where``: a prefix for each, see
+    :func:`forfeit_line`), the first :data:`SHOWN_FORFEITS`, then how many more there are."""
+    lines = [forfeit_line(g, where[i] if where is not None else "") for i, g in enumerate(forfeits[:SHOWN_FORFEITS])]
+    if len(forfeits) > SHOWN_FORFEITS:
+        lines.append(f"... and {len(forfeits) - SHOWN_FORFEITS} more forfeits (see per_game in the results)")
+    return lines
 
 
 def _title(result: dict[str, Any]) -> str:
@@ -444,5 +484,6 @@ def _title(result: dict[str, Any]) -> str:
     games = f"{result['games']} games"
     if result.get("complete") is False:
         games = f"{result.get('games_done')} of {games} (unfinished)"
+    forfeits = f", {result['forfeits']} forfeited" if result.get("forfeits") else ""
     return (f"{result['map']}, {result['players']} players{extra}: {games} from seed "
-            f"{result['seed']}, {result['truncated']} truncated, {result['seconds']:.1f} s")
+            f"{result['seed']}, {result['truncated']} truncated{forfeits}, {result['seconds']:.1f} s")

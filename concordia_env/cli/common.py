@@ -33,12 +33,17 @@ stalled R rounds, 0: never; az and net take :net=STEM for another network file
 pair) | policy:path=FILE, where FILE is a
 numpy policy pair (.npz + .json, e.g. from export_policy) or a stable-baselines3
 .zip (needs the train extra). A .zip is loaded with pickle and can run code from
-the file: use only .zip files you trust."""
+the file: use only .zip files you trust. Your own agents: bot:manifest=FILE.json
+| bot:cmd=COMMAND (a program in any language playing over JSON lines, see
+docs/bot-protocol.md; [:move_ms=N][:start_ms=N]) | MODULE:CLASS[:key=value] (an
+Agent subclass imported from MODULE) | a name installed as a
+concordia_env.agents entry point."""
 
 #: the seeds the commands take: what the setup and the agents' seeds are made from, 63 bits
 MAX_SEED = 2**63 - 1
-#: agent-spec options that name a file to load (``policy:path=FILE``, ``az:net=STEM``, ``net:net=STEM``)
-FILE_OPTIONS = ("path", "net")
+#: agent-spec options that name a file to load (``policy:path=FILE``, ``az:net=STEM``, ``net:net=STEM``,
+#: ``bot:manifest=FILE``)
+FILE_OPTIONS = ("path", "net", "manifest")
 
 
 class ArgumentParser(argparse.ArgumentParser):
@@ -84,6 +89,9 @@ def print_outcome(state: GameState, record: dict[str, Any], out: TextIO) -> None
     if result.get("unfinished"):
         print(f"Game left unfinished after {result['turns']} card plays: no winner "
               "(concordia play --resume continues it).", file=out)
+    elif "forfeit" in result:
+        print(f"Game forfeited by player {result['forfeit']['seat']} after {result['turns']} card plays: no "
+              f"winner. {result['forfeit']['reason']}", file=out)
     elif result["truncated"]:
         print(f"Game stopped (truncated) after {result['turns']} card plays: no winner.", file=out)
 
@@ -186,15 +194,24 @@ def record_opponents(record: dict[str, Any], seat: int, path: str, option: str) 
     ``option`` (``--opponents``, ``--agents``). A record is data that may come from anyone, and a
     model file can run code when loaded (a stable-baselines3 .zip is a pickle): so an agent that
     loads a file is refused (:class:`UsageError`) unless the user names that file on the command
-    line, which the message shows how to do."""
+    line, which the message shows how to do. So is an agent that imports a Python module
+    (``module:Class``) or starts a program (``bot:cmd=...``): nothing is imported or started."""
+    from ..agents.external import outside_code
+
     others = [name for k, name in enumerate(record["agents"]) if k != seat]
+    yourself = f"if you trust it, name the agents yourself: {option} {shlex.quote(short_text(','.join(others), 600))}"
     for k, name in enumerate(record["agents"]):
-        file = named_file(name) if k != seat else None
+        if k == seat:
+            continue
+        shown = short_text(name, 200)
+        file = named_file(name)
         if file is not None:
-            shown = short_text(name, 200)
             raise UsageError(f"{path}: the agent at seat {k}, {shown!r}, loads the file {short_text(file, 200)!r}, "
-                             f"and a file named only by a record is never loaded; if you trust it, name the "
-                             f"agents yourself: {option} {shlex.quote(short_text(','.join(others), 600))}")
+                             f"and a file named only by a record is never loaded; {yourself}")
+        runs = outside_code(name)
+        if runs is not None:
+            raise UsageError(f"{path}: the agent at seat {k}, {shown!r}, {runs}, and an agent named only by a "
+                             f"record never does; {yourself}")
     return others
 
 

@@ -9,8 +9,9 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from .._internal.shorten import cut_numbers
+from ..agents.base import AgentError
 from ..data import MAP_NAMES
-from . import demo, play, replay, serve, tournament
+from . import dataset, demo, ladder, play, replay, serve, tournament
 from .common import AGENT_SPECS_HELP, ArgumentParser, InputFn, UsageError
 
 
@@ -40,6 +41,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("tournament", "many games between agents with rotated seats; ratings table")
     tournament.add_arguments(p, _setup_args)
     p.set_defaults(run=tournament.cmd_tournament, parser=p)
+    p = command("ladder", "an agent's row of the strength table, on its deals against its agents; "
+                "or check a submitted results file")
+    ladder.add_arguments(p)
+    p.set_defaults(run=ladder.cmd_ladder, parser=p)
     p = command("replay", "step through a saved game record", specs=False)
     replay.add_arguments(p)
     p.set_defaults(run=replay.cmd_replay, parser=p)
@@ -49,6 +54,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("serve", "play against agents in the browser (a local web server)")
     serve.add_arguments(p, _setup_args)
     p.set_defaults(run=serve.cmd_serve, parser=p)
+    p = command("dataset", "export recorded games into one data-set file, or check one", specs=False)
+    dataset.add_arguments(p)
+    p.set_defaults(run=dataset.cmd_dataset, parser=p)
     return parser
 
 
@@ -70,7 +78,8 @@ def main(argv: Sequence[str] | None = None, *, input_fn: InputFn = input, out: T
         if out is sys.stdout:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
-    except (OSError, ValueError, ImportError) as exc:  # ImportError: policy agents without the train extra
+    # ImportError: policy agents without the train extra; AgentError: an agent (a bot) that failed
+    except (OSError, ValueError, ImportError, AgentError) as exc:
         print(f"error: {cut_numbers(str(exc))}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

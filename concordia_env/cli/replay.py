@@ -5,12 +5,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, TextIO
 
 from ..display.render import state_to_text
 from ..state import GameState
-from .common import InputFn, UsageError, compile_for, print_outcome, seat_lines
+from .common import InputFn, UsageError, compile_for, kernel_groups, print_outcome, seat_lines
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -23,6 +23,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="start showing at action index N")
     p.add_argument("--html", metavar="OUT", help="write the game as one self-contained HTML page (board, players, "
                    "display, VP chart; step by action or turn, play) to OUT instead of printing it")
+    p.add_argument("--analysis", metavar="SPEC", help="with --html: analyse the positions with this search agent "
+                   "(mcts or az, e.g. mcts:iterations=200) and show its visit shares and values in a panel")
+    p.add_argument("--analysis-every", type=int, default=1, metavar="K", help="with --analysis: analyse every "
+                   "K-th position (0, K, 2K, ... and the last; default 1: all)")
 
 #: one replayed action: (index in the record, deciding seat, action id, its description)
 ReplayedAction = tuple[int, int, int, str]
@@ -61,7 +65,10 @@ def cmd_replay(args: argparse.Namespace, input_fn: InputFn, out: TextIO) -> int:
     final = verify_record(record)
     total = len(record["actions"])
     if args.html:
-        return _write_html(record, args.record, args.html, out)
+        _check_analysis(args)
+        return _write_html(record, args.record, args.html, out, lambda: _analysis(args, record))
+    if args.analysis is not None:
+        raise UsageError("--analysis needs --html: the analysis is shown in the HTML viewer")
     if not 0 <= args.start <= total:
         raise UsageError(f"--from must be 0..{total} for this record of {total} actions, got {args.start}")
     names = record["agents"]
@@ -102,7 +109,44 @@ def cmd_replay(args: argparse.Namespace, input_fn: InputFn, out: TextIO) -> int:
     return 0
 
 
-def _write_html(record: dict[str, Any], source: str, target: str, out: TextIO) -> int:
+def _check_analysis(args: argparse.Namespace) -> None:
+    """:class:`UsageError` (one line, exit 2) for an ``--analysis`` spec that names no search agent
+    or an ``--analysis-every`` below 1."""
+    from ..display.analysis import make_analyst
+
+    if args.analysis_every < 1:
+        raise UsageError(f"--analysis-every must be 1 or more, got {args.analysis_every}")
+    if args.analysis is None:
+        return
+    try:
+        make_analyst(args.analysis)
+    except ValueError as exc:
+        raise UsageError(f"--analysis: {exc}") from None
+
+
+def _analysis(args: argparse.Namespace, record: dict[str, Any]) -> dict[str, Any] | None:
+    """``--analysis SPEC`` (every ``--analysis-every``-th position; checked by :func:`_check_analysis`):
+    the analysis the page embeds, with a progress bar on stderr while it runs (on a terminal);
+    None without the option."""
+    if args.analysis is None:
+        return None
+    from tqdm import tqdm
+
+    from ..display.analysis import analyse_record
+
+    compile_for(kernel_groups([args.analysis]))
+
+    with tqdm(desc=f"analysing with {args.analysis.strip()}", unit="position", file=sys.stderr,
+              disable=None, leave=False) as bar:
+        def progress(done: int, total: int) -> None:
+            bar.total = total
+            bar.update(done - bar.n)
+
+        return analyse_record(record, args.analysis, args.analysis_every, progress)
+
+
+def _write_html(record: dict[str, Any], source: str, target: str, out: TextIO,
+                analyse: Callable[[], dict[str, Any] | None] = lambda: None) -> int:
     """``replay --html``: write the viewer page for a verified record; errors as one line, exit 1."""
     from ..display.viewer import write_replay_html
 
@@ -115,12 +159,15 @@ def _write_html(record: dict[str, Any], source: str, target: str, out: TextIO) -
     if not os.path.isdir(folder):
         print(f"error: cannot write --html {target}: {folder} is a file, not a folder", file=sys.stderr)
         return 1
+    analysis = analyse()  # once the target is known to be writable: it may take a while
     try:
-        size = write_replay_html(record, target)
+        size = write_replay_html(record, target, analysis)
     except OSError as exc:
         why = exc.strerror or str(exc)
         print(f"error: cannot write --html {target}: {why}", file=sys.stderr)
         return 1
-    print(f"Replay viewer for {source} ({len(record['actions'])} actions) written to {target} "
+    analysed = "" if analysis is None else (
+        f", with the analysis of {sum(p is not None for p in analysis['positions'])} positions by {analysis['spec']}")
+    print(f"Replay viewer for {source} ({len(record['actions'])} actions{analysed}) written to {target} "
           f"({size / 1024:.0f} kB); open it in a browser", file=out)
     return 0

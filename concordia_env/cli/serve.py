@@ -29,6 +29,8 @@ from .common import (
 )
 
 if TYPE_CHECKING:  # the session brings in the arena and the environment: loaded when serving
+    from ..agents.base import Agent
+    from ..server.analysis import Analyst
     from ..server.app import PlayServer
     from ..server.session import GameSession, Setup
 
@@ -53,6 +55,9 @@ def add_arguments(p: argparse.ArgumentParser, setup_args: Callable[[argparse.Arg
     p.add_argument("--host", default=DEFAULT_HOST, help=f"address to listen on (default {DEFAULT_HOST}: "
                    "this machine only)")
     p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0: a free one)")
+    p.add_argument("--analysis", metavar="SPEC", help="offer an analysis panel on the page: the visit shares and "
+                   "values of this search agent for the position on screen (mcts or az, e.g. mcts:iterations=200; "
+                   "default: off)")
 
 
 # ---------------------------------------------------------------- the game's setup
@@ -137,12 +142,18 @@ def cmd_serve(args: argparse.Namespace, input_fn: Callable[[str], str], out: Tex
     except OSError as exc:  # a port in use, an unknown or foreign address: one line, exit 2
         print(f"concordia serve: error: {_listen_error(args.host, args.port, exc)}", file=sys.stderr)
         return 2
+    analyst = None
+    agents: list[Agent | None] = []
     try:
+        analyst = _analyst(args.analysis)
         try:
             agents = [None if k == setup.seat else make_agent(spec) for k, spec in enumerate(specs)]
         except ValueError as exc:
             raise UsageError(str(exc)) from None
-        compile_kernels(kernel_groups([s for k, s in enumerate(specs) if k != setup.seat]))
+        searchers = [s for k, s in enumerate(specs) if k != setup.seat] + ([args.analysis] if analyst else [])
+        compile_kernels(kernel_groups(searchers))
+        if analyst is not None and not _first_analysis(analyst, setup, history, out):
+            return 1
         names = [HUMAN_NAME if a is None else a.name for a in agents]
         session = GameSession(setup, agents, names, save_path, next_save=next_save, history=history,
                               note=lambda line: print(line, file=out, flush=True))
@@ -150,10 +161,45 @@ def cmd_serve(args: argparse.Namespace, input_fn: Callable[[str], str], out: Tex
             print(f"error: {session.save_error}", file=sys.stderr)
             return 1
         server.session = session
+        server.analyst = analyst
         _greet(server.url, args, setup, names, session, len(history), out)
         return _serve(server, session)
     finally:
         server.server_close()
+        if analyst is not None:
+            analyst.close()
+        for agent in agents:  # a bot's process ends with the server
+            if agent is not None:
+                agent.close()
+
+
+def _analyst(spec: str | None) -> Analyst | None:
+    """``--analysis SPEC``: the analyst (its worker process starts with the first position), None
+    without the option; :class:`UsageError` (one line, exit 2) for a spec that names no search agent."""
+    if spec is None:
+        return None
+    from ..server.analysis import Analyst
+
+    try:
+        return Analyst(spec)
+    except ValueError as exc:
+        raise UsageError(f"--analysis: {exc}") from None
+
+
+def _first_analysis(analyst: Analyst, setup: Setup, history: list[int], out: TextIO) -> bool:
+    """Analyse the game's first position (after ``history``) before anything is saved or served: the
+    worker process starts and loads what it needs now, and a search that cannot run is said at once
+    (its one line, then exit 1, no record written). Whether it ran."""
+    from ..server.analysis import Position
+    from ..server.session import MoveRejected
+
+    first = Position(setup.map_name, setup.players, setup.seed, setup.intermediate_scoring, tuple(history))
+    try:
+        analyst.analysis(first, wait=float("inf"))
+    except MoveRejected:  # the analyst has put its line on the terminal
+        return False
+    print(f"Analysis panel: {analyst.spec} (the Analysis button on the page)", file=out)
+    return True
 
 
 def _greet(url: str, args: argparse.Namespace, setup: Setup, names: list[str], session: GameSession,

@@ -16,10 +16,11 @@ Concordia card, and each player's place in turn order), the card display with ea
 Senator price and the cards left in the deck, a legend and a title line. The content and the
 colours are those of the replay viewer (``concordia replay --html``).
 
-It is drawn with Pillow (a dependency of matplotlib): the static part of each map (ground,
-routes, names, legend) once per map and size, the state on top per frame; see
-:mod:`concordia_env.display.drawing`. Importing this module imports neither matplotlib nor pyplot;
-only :func:`draw_state` needs matplotlib. Calls may run in several threads.
+It is drawn with Pillow (a core dependency) in DejaVu Sans, whose files the package ships: the
+static part of each map (ground, routes, names, legend) once per map and size, the state on top
+per frame; see :mod:`concordia_env.display.drawing`. Nothing here imports matplotlib, which is only
+in the ``plot`` extra: :func:`draw_state` draws on a figure its caller made. Calls may run in
+several threads.
 """
 
 from __future__ import annotations

@@ -3,6 +3,9 @@
 * :mod:`concordia_env.integrations.gym_registration`: the gymnasium ids of the single-learner
   env (``gymnasium.make("concordia/Concordia-v0", ...)``), registered when ``concordia_env`` is
   imported. It imports nothing but gymnasium, which PettingZoo imports anyway.
+* :mod:`concordia_env.integrations.gym_vector`: :class:`~concordia_env.integrations.gym_vector.SingleLearnerVectorEnv`,
+  the single-learner env as a ``gymnasium.vector.VectorEnv`` over the batched games (SAME_STEP
+  autoreset, ``info["action_mask"]``): what ``gymnasium.make_vec`` builds for the ids.
 * :mod:`concordia_env.integrations.sb3`: :class:`~concordia_env.integrations.sb3.LearnerVecEnv`,
   a stable-baselines3 ``VecEnv`` over the batched env for one learner against random
   opponents played in the compiled kernel (imports stable-baselines3; needs the ``train`` extra).

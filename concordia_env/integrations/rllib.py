@@ -52,7 +52,7 @@ import numpy as np
 from gymnasium import spaces
 
 from concordia_env import engine as E
-from concordia_env._internal.extras import install_hint
+from concordia_env._internal.extras import install_hint, requires
 from concordia_env.agents.numpy_policy import ACTIVATIONS, NumpyPolicy, observation_scaling, scale_observation
 from concordia_env.env import DEFAULT_MAX_TURNS, raw_env
 
@@ -223,7 +223,8 @@ def masked_ppo_config(env_config: Mapping[str, Any] | None = None, *, per_seat: 
 
 def _linear_layers(module: Any) -> tuple[list[tuple[np.ndarray, np.ndarray]], str]:
     """The actor's Linear layers ``(weight, bias)`` in order, and the activation's class name."""
-    import torch
+    with requires("rllib", "exporting an RLlib policy", 'pip install "ray[rllib]"'):
+        import torch
 
     parts = [module.encoder.actor_encoder if hasattr(module.encoder, "actor_encoder") else module.encoder, module.pi]
     layers: list[tuple[np.ndarray, np.ndarray]] = []
@@ -251,8 +252,9 @@ def export_numpy_policy(module: Any, path: str | Path, env: ConcordiaMultiAgentE
     tournaments. ``env`` must be built with ``scale_observations=True`` (the pair's input
     scaling). The export is checked: numpy's logits must match torch's on ``check_batch``
     observations from a random game (``ValueError`` otherwise)."""
-    import torch
-    from ray.rllib.core.columns import Columns
+    with requires("rllib", "exporting an RLlib policy", 'pip install "ray[rllib]"'):
+        import torch
+        from ray.rllib.core.columns import Columns
 
     if not env.scale_observations:
         raise ValueError("export needs a policy trained on scaled observations (scale_observations=True)")

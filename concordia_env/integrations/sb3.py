@@ -52,7 +52,11 @@ from typing import Any
 import gymnasium
 import numpy as np
 from gymnasium import spaces
-from stable_baselines3.common.vec_env import VecEnv
+
+from concordia_env._internal.extras import requires
+
+with requires("train", "concordia_env.integrations.sb3"):
+    from stable_baselines3.common.vec_env import VecEnv
 
 from concordia_env import engine as E
 from concordia_env._internal.jit import kernel

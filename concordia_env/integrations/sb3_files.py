@@ -85,7 +85,7 @@ from concordia_env import encoding
 from concordia_env.data import MAP_NAMES
 from concordia_env.engine import NUM_ACTIONS
 
-from .._internal.extras import install_hint
+from .._internal.extras import install_hint, requires
 from ..agents.base import check_mask, sample_softmax
 
 #: what to install for stable-baselines3 model files and training, on any machine (torch's
@@ -453,7 +453,8 @@ class LoadedPolicy:
         self.algorithm = type(model).__name__
         policy = model.policy
         policy.set_training_mode(False)  # dropout / batch-norm in eval mode
-        from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+        with requires("train", "stable-baselines3 model files"):
+            from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 
         #: decided by the policy object, not the file: a maskable policy predicts with the mask itself
         self.maskable = isinstance(policy, MaskableActorCriticPolicy)

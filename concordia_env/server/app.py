@@ -7,13 +7,16 @@ path                  method  answers
 ``/``                 GET     the play page (``page.html`` with the viewer's shared drawing)
 ``/api/game``         GET     the static view of the game (map, cards, colours, names, layout)
 ``/api/state``        GET     the game now: frame, moves grouped by kind, map targets, log, result
+``/api/analysis``     GET     ``?decision=n`` (optional): a search agent's analysis of the position
+                              (``--analysis``: :mod:`~concordia_env.server.analysis`; 404 without)
 ``/api/move``         POST    ``{"action": id, "decision": n}``: the human's move; the new state
 ``/api/new``          POST    ``{"seed": s}`` (optional): a new game; the new state
 ====================  ======  ==================================================================
 
 Errors answer ``{"error": "one line"}``: 400 for a malformed request or an illegal move, 409 for a
 stale one (the game is unchanged either way), 403 for a request that may not play (below), 404,
-405, 408, 411, 413 and 415 for requests the API does not take. A POST must say
+405, 408, 411, 413 and 415 for requests the API does not take (and 500 and 503 from the analysis,
+see its module). A POST must say
 ``Content-Type: application/json``, which a page from another site cannot send without the browser
 asking first (and this server never allows it), so only the play page moves. No page may show this
 one in a frame (``frame-ancestors 'none'``, ``X-Frame-Options: DENY``).
@@ -45,6 +48,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from ..display.viewer.html import assemble, asset
+from .analysis import Analyst, analysis_answer
 from .session import GameSession, MoveRejected, shown
 
 #: the largest request body taken (a move is a few dozen bytes)
@@ -75,12 +79,14 @@ class PlayServer(ThreadingHTTPServer):
     allow_reuse_port = False  # never share the port with another server
 
     def __init__(self, address: tuple[str, int], session: GameSession | None = None,
-                 request_timeout: float = REQUEST_TIMEOUT) -> None:
+                 request_timeout: float = REQUEST_TIMEOUT, analyst: Analyst | None = None) -> None:
         if ":" in address[0]:
             self.address_family = socket.AF_INET6
         super().__init__(address, PlayHandler)
         self.session = session
         self.request_timeout = request_timeout
+        #: the search agent of the analysis panel (``--analysis``), or None: the panel is off
+        self.analyst = analyst
         self.page = play_page().encode("utf-8")
         #: on a loopback address None (the Host check guards it); else what every request must carry
         self.token: str | None = None if self.loopback else secrets.token_urlsafe(24)
@@ -144,9 +150,13 @@ class PlayHandler(BaseHTTPRequestHandler):
                                          "SameSite=Strict")
             self._send(HTTPStatus.OK, self.server.page, "text/html; charset=utf-8", headers)
         elif path == "/api/game":
-            self._answer(lambda session: session.view())
+            analysis = None if self.server.analyst is None else self.server.analyst.spec
+            self._answer(lambda session: {**session.view(), "analysis": analysis})
         elif path == "/api/state":
             self._answer(lambda session: session.status())
+        elif path == "/api/analysis":
+            query = urlsplit(self.path).query
+            self._answer(lambda session: analysis_answer(self.server.analyst, session, query))
         else:
             self._json(HTTPStatus.NOT_FOUND, {"error": f"no such page: GET {path}"})
 
@@ -270,7 +280,7 @@ class PlayHandler(BaseHTTPRequestHandler):
 
 
 def make_server(host: str, port: int, session: GameSession | None = None,
-                request_timeout: float = REQUEST_TIMEOUT) -> PlayServer:
+                request_timeout: float = REQUEST_TIMEOUT, analyst: Analyst | None = None) -> PlayServer:
     """A :class:`PlayServer` listening on ``host:port`` (0: a free port); ``OSError`` if it cannot
     (a port in use, an address not of this machine). Give it a session before serving."""
-    return PlayServer((host, port), session, request_timeout)
+    return PlayServer((host, port), session, request_timeout, analyst)

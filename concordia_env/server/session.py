@@ -141,6 +141,7 @@ class GameSession:
         self.log: list[dict[str, Any]] = []
         for seat, agent in enumerate(self.agents):
             if agent is not None:
+                agent.close()  # the game before this one, if any, ends here (a bot's process with it)
                 agent.reset(agent_seed(s.seed, seat))
         for action in history:
             self._apply(int(action))
@@ -175,6 +176,9 @@ class GameSession:
                 raise AgentError(f"agent {self.names[player]!r} at seat {player} chose illegal action {chosen!r} "
                                  f"(action #{len(self.actions)} of the game)")
             self._apply(action)
+        for agent in self.agents:  # the game is over: what the agents hold for it (a bot's process) ends
+            if agent is not None:
+                agent.close()
 
     def _save(self) -> None:
         """Save the record (atomically); a failure is kept in ``save_error`` and noted, and the game

@@ -39,6 +39,9 @@ class TimedAgent(Agent):
     def reset(self, seed: int | None = None) -> None:
         self.inner.reset(seed)
 
+    def close(self) -> None:
+        self.inner.close()
+
     def act(self, observation: np.ndarray, action_mask: np.ndarray, state: GameState | None = None) -> int:
         start = time.perf_counter()
         action = self.inner.act(observation, action_mask, state)

@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from concordia_env import encoding
+from concordia_env._internal.extras import requires
 from concordia_env.agents import policy as P
 from concordia_env.agents.numpy_policy import STORAGE_DTYPES, NumpyPolicy
 from concordia_env.data import MAP_NAMES
@@ -58,8 +59,9 @@ def load_model(path: str | Path) -> Any:
         raise ValueError(f"{path}: export needs a Box observation space (the ObservationScaler features "
                          f"extractor), this model takes a Dict")
     P._torch()  # the thread setting; an ImportError names the extra to install
-    from sb3_contrib import MaskablePPO
-    from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+    with requires("train", "exporting a stable-baselines3 model"):
+        from sb3_contrib import MaskablePPO
+        from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 
     # every pickled entry is replaced: those inference needs by objects built here, the rest by None
     custom: dict[str, Any] = {k: None for k, v in data.items() if isinstance(v, dict) and ":serialized:" in v}
@@ -77,7 +79,8 @@ def load_model(path: str | Path) -> Any:
 def check_export(model: Any, policy: NumpyPolicy, where: str, n: int = 32, seed: int = 0) -> float:
     """Largest difference between ``policy``'s and the torch model's action log-probabilities on
     ``n`` random observations within the observation bounds; ``ValueError`` above :data:`TOLERANCE`."""
-    import torch
+    with requires("train", "checking an exported policy against its torch model"):
+        import torch
 
     rng = np.random.default_rng(seed)
     high = np.minimum(model.observation_space.high, 30.0)  # unbounded features: coins and VP of a game

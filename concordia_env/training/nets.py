@@ -12,8 +12,12 @@ directly. Importing this module imports torch.
 from __future__ import annotations
 
 import gymnasium
-import torch
-from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
+
+from concordia_env._internal.extras import requires
+
+with requires("train", "concordia_env.training.nets"):
+    import torch
+    from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 
 from ..agents.numpy_policy import observation_scaling
 

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from concordia_env._internal.extras import requires
 from concordia_env._internal.files import write_bytes_atomic
 
 KINDS = {"random": "tab:green", "heuristic": "tab:red", "self": "tab:blue"}
@@ -57,7 +58,8 @@ def rolling_mean(y: np.ndarray, window: int) -> np.ndarray:
 def plot_runs(runs: Sequence[str | Path], labels: Sequence[str] | None = None, smooth: int = 20,
               out: str | Path | None = None):
     """A matplotlib figure with one column per run (see the module doc); saved to ``out`` if given."""
-    import matplotlib
+    with requires("plot", "plotting learning curves", "pip install matplotlib"):
+        import matplotlib
 
     if out is not None:
         matplotlib.use("Agg")
@@ -109,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
         p.error("--smooth must be >= 1")
     try:
         plot_runs(args.runs, args.labels, args.smooth, args.out)
-    except (FileNotFoundError, ValueError) as exc:
+    except (FileNotFoundError, ValueError, ImportError) as exc:  # ImportError: matplotlib missing
         p.error(str(exc))
     except OSError as exc:  # the PNG could not be written (a full disk): the previous one is intact
         print(f"plot_curves.py: error: could not write {args.out}: {exc.strerror or exc}", file=sys.stderr)

@@ -40,7 +40,9 @@ reward), which PPO bootstraps from the value of the last observation.
 
 The finished episode's ``info`` holds ``is_success`` (the learner won, after
 the rules' tie-break), ``vp``, ``rank``, ``num_players``, ``seat`` and
-``opponent`` (the kind).
+``opponent`` (the kind). Every ``info``, on reset and on every step, holds
+``action_mask``: the learner's legal actions (int8, all zero once the episode is
+over), the mask of the observation returned with it.
 
 Illegal actions
 ---------------
@@ -241,7 +243,8 @@ class SingleLearnerEnv(gymnasium.Env):
             rules set no bound) or "finite" (those capped at :data:`FINITE_BOUND`).
 
     Observations are the PettingZoo env's raw vectors of the learner's seat; legal
-    actions come from :meth:`action_masks` (what sb3-contrib's ``MaskablePPO`` asks for).
+    actions come from :meth:`action_masks` (what sb3-contrib's ``MaskablePPO`` asks for) and,
+    as int8, ``info["action_mask"]`` on reset and every step (all zero once the episode is over).
     With ``illegal_action`` "terminate" or "random_legal" and ``observation_bounds="finite"``
     the env passes ``gymnasium.utils.env_checker.check_env`` and SB3's ``check_env``
     without warnings; ``gymnasium.make("concordia/Concordia-v0", ...)`` builds it (see
@@ -323,7 +326,8 @@ class SingleLearnerEnv(gymnasium.Env):
         ended = self._play_opponents()
         if ended:  # cannot happen in a legal game: every seat plays a card before anyone can end it
             raise RuntimeError("the game ended before the learner's first decision")
-        return self._observe(), {"num_players": n, "seat": self.seat, "opponent": self.opponent_kind}
+        return self._observe(), {"num_players": n, "seat": self.seat, "opponent": self.opponent_kind,
+                                 "action_mask": self._info_mask()}
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
         """Play the learner's ``action``, then the other seats until the learner decides again or
@@ -352,6 +356,7 @@ class SingleLearnerEnv(gymnasium.Env):
             info = {**info, **self._outcome(truncated)}
             if terminated:
                 reward += float(seat_rewards(self.state, self.reward_mode)[self.seat])
+        info["action_mask"] = self._info_mask()
         return self._observe(), float(reward), bool(terminated), bool(truncated), info
 
     def action_masks(self) -> np.ndarray:
@@ -359,6 +364,10 @@ class SingleLearnerEnv(gymnasium.Env):
         if self._done or self.state is None:
             return np.zeros(NUM_ACTIONS, dtype=bool)
         return self.state.legal_action_mask().astype(bool)
+
+    def _info_mask(self) -> np.ndarray:
+        """``info["action_mask"]``: :meth:`action_masks` as int8, as PettingZoo's and gymnasium's masks are."""
+        return self.action_masks().astype(np.int8)
 
     def render(self) -> str | None:
         if self.render_mode == "ansi" and self.state is not None:
@@ -369,7 +378,8 @@ class SingleLearnerEnv(gymnasium.Env):
     def _terminate_illegal(self, action: Any, err: IllegalActionError) -> tuple[np.ndarray, float, bool, bool, dict]:
         """``illegal_action="terminate"``: end the episode with the penalty; the game is unchanged."""
         self._done = True
-        info = {**self._outcome(False), "is_success": False, "illegal_action": action, "error": str(err)}
+        info = {**self._outcome(False), "is_success": False, "illegal_action": action, "error": str(err),
+                "action_mask": self._info_mask()}
         return self._observe(), self.illegal_penalty, True, False, info
 
     def _game(self) -> GameState:

@@ -35,7 +35,11 @@ Every line of a setting uses the setting's seed, so all its lines meet the same 
 atomically to ``OUT/lines/<line id>/deals_<a>-<b>.json`` (3-digit numbers) as soon as its
 games are done. It is exactly the result :func:`~concordia_env.arena.evaluation.run_evaluation`
 gives for the line-up with ``deals = b - a + 1`` and ``seed = setting seed + a`` (local deal and
-game numbers), plus a ``chunk`` block (line id, first and last deal, setting seed). A run
+game numbers), plus a ``chunk`` block (line id, first and last deal, setting seed). Beside it,
+written just before it, ``deals_<a>-<b>.games.jsonl.gz`` keeps the chunk's games (setup, seats and
+every action, in game order) as a :mod:`concordia_env.dataset` file, so ``concordia dataset export
+OUT`` gathers the table's games; chunks written before the table kept its games have none, and
+``--replay-games`` writes it for them by replaying their games (:mod:`.replay_games`). A run
 skips the deals that valid chunk files already hold (same line-up, map, players, seeds, turn
 limit, scoring variant; per-game entries consistent); an unreadable or mismatched file is
 reported with a warning, renamed to ``*.invalid`` and its deals played again. New chunks
@@ -44,6 +48,15 @@ size write the same file names; copying the ``lines`` folders together merges th
 Games of all selected lines run in one pool of worker processes; the results do not depend
 on the worker count, the chunk size or the order in which chunks were played, only the
 timings do.
+
+**Forfeits.** The games are played as a tournament plays them: an agent that fails at a
+decision (an illegal action; a bot that crashes, hangs past its time limit or answers garbage)
+forfeits that game instead of ending the run. Its ``per_game`` entry (and its line in the games
+file) has ``"forfeit": {"seat", "reason"}``, no winner, ``"truncated": true`` and the ranking of
+:mod:`~concordia_env.arena.game_result` (the forfeiting seat last); the chunk and the merged
+result count it in ``forfeits`` (per agent: the games it forfeited), not in ``truncated``; a
+chunk whose forfeit does not match its entry is unusable. Chunks written before forfeits
+existed have none and read as before.
 
 **Merging.** A line's result (:func:`merged_line_result`) joins its chunks' games in deal
 order, renumbers deals and games as in one run, and recomputes the statistics with
@@ -54,19 +67,22 @@ order, renumbers deals and games as in one run, and recomputes the statistics wi
 **Summary** (``OUT/summary.json``, :func:`build_summary`): the config, then per setting and
 line the games played and planned, per agent the win rate per seat-game with its 95% Wilson
 interval and fair share, the share of the line's games the agent won (its seats together)
-with interval and fair share, mean VP and margins, ms per decision; the paired VP difference
-A - B per deal with its 95% t interval; per setting the ms per decision of every agent over
-all its lines and OpenSkill Plackett-Luce ratings (as in :mod:`concordia_env.arena.tournament`:
-every seat a one-player team, a name filling several seats takes the mean of its updates,
-truncated games not rated) from all games of the setting, lines in config order and games in
-game order; then the targets, each ``reached``, ``missed`` (complete line), ``partial`` or
+with interval and fair share, mean VP and margins, forfeits, ms per decision; the paired VP
+difference A - B per deal with its 95% t interval; per setting (and line) the forfeits, the ms
+per decision of every agent over all its lines and OpenSkill Plackett-Luce ratings (as in
+:mod:`concordia_env.arena.tournament`: every seat a one-player team, a name filling several
+seats takes the mean of its updates, games stopped at the card-play limit not rated, forfeited
+ones rated with their ranking: :func:`~concordia_env.arena.stats.is_rated`) from all games
+of the setting, lines in config order and games in game order; then the targets, each ``reached``, ``missed`` (complete line), ``partial`` or
 ``pending``. Nothing in it depends on when or where it was built, only on the config and the
 chunk files.
 
 **Table.** :func:`render` turns a summary into the markdown that stands between
 ``<!-- strength-table:start -->`` and ``<!-- strength-table:end -->`` in docs/agents.md
-(:func:`update_docs`, atomic); every run ends by writing the summary, ``OUT/table.md`` and,
-with ``--docs PAGE``, that page: output paths are always arguments.
+(:func:`update_docs`, atomic); a setting with forfeits gets a sentence counting them per line
+and agent. Every run ends by writing the summary, ``OUT/table.md`` and, with ``--docs PAGE``,
+that page: output paths are always arguments; the command prints one line per game forfeited
+while it played (:func:`~concordia_env.arena.strength.chunks.forfeit_notice`).
 """
 
 from .chunks import (

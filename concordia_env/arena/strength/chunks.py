@@ -7,26 +7,31 @@ import os
 import re
 import time
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..._internal.files import write_json_atomic
+from ...dataset.format import chunk_games_path, game_line, write_dataset
 from ..evaluation import (
     RESULT_FORMAT,
     RESULT_VERSION,
+    TimedAgent,
     _game_entry,
-    _play,
     agent_statistics,
     check_evaluation_args,
+    game_counts,
     library_versions,
     paired_summary,
 )
+from ..game_result import GameResult
 from ..pools import Interrupted
+from ..records import check_forfeit, play_game
 from ..run_folder import set_aside
 from ..runner import Runner
-from ..tournament import seat_specs
+from ..stats import forfeited_seat
+from ..tournament import forfeit_line, seat_agents, seat_specs
 from .config import Line, StrengthConfig, StrengthWarning, _is_int, select_lines
 
 DEFAULT_DEALS_CHUNK = 10
@@ -53,7 +58,26 @@ def chunk_name(first: int, last: int) -> str:
     return f"deals_{first:03d}-{last:03d}.json"
 
 
-def _check_entry(entry: Any, i: int, lineup: Sequence[str], seed: int) -> str | None:
+def _forfeit_problem(entry: dict[str, Any], n: int, max_turns: int | None) -> str | None:
+    """What is wrong with how a game entry stopped: a forfeit block that is malformed or does not
+    match the entry (truncated, no winner, that seat last), or a game truncated without a forfeit
+    before the card-play limit ``max_turns`` (None: not checked)."""
+    if "forfeit" not in entry:
+        if entry["truncated"] and max_turns is not None and entry.get("turns") != max_turns:
+            return f"truncated after {entry.get('turns')!r} card plays, before the limit of {max_turns}, without a forfeit"
+        return None
+    try:
+        seat, _ = check_forfeit(entry["forfeit"], n)
+    except ValueError as exc:
+        return str(exc)
+    if entry["truncated"] is not True or entry.get("winner_seat") is not None or entry["ranking"][-1] != seat:
+        return f"a forfeit by seat {seat} needs truncated true, no winner and seat {seat} ranked last"
+    return None
+
+
+def _check_entry(entry: Any, i: int, lineup: Sequence[str], seed: int, max_turns: int | None = None) -> str | None:
+    """Why ``entry`` is not game ``i`` of a line-up's deals from ``seed`` (module doc), None if it is;
+    ``max_turns``: the card-play limit a truncated game without a forfeit must have stopped at."""
     n = len(lineup)
     k, r = divmod(i, n)
     expected = {"game": i, "deal": k, "rotation": r, "seed": seed + k, "seats": seat_specs(lineup, r)}
@@ -67,7 +91,8 @@ def _check_entry(entry: Any, i: int, lineup: Sequence[str], seed: int) -> str | 
         return f"game {i}: ranking or truncated malformed"
     if entry.get("winner_seat") not in (None, *range(n)):
         return f"game {i}: winner_seat {entry.get('winner_seat')!r} malformed"
-    return None
+    problem = _forfeit_problem(entry, n, max_turns)
+    return None if problem is None else f"game {i}: {problem}"
 
 
 def chunk_problem(data: Any, line: Line, first: int, last: int) -> str | None:
@@ -88,7 +113,7 @@ def chunk_problem(data: Any, line: Line, first: int, last: int) -> str | None:
     for i, entry in enumerate(games):
         if not isinstance(entry, dict):
             return f"game {i} is not an object"
-        problem = _check_entry(entry, i, line.lineup, line.seed + first)
+        problem = _check_entry(entry, i, line.lineup, line.seed + first, line.max_turns or None)
         if problem:
             return problem
     return None
@@ -164,7 +189,7 @@ def merged_line_result(line: Line, chunks: LineChunks) -> dict[str, Any]:
         "format": RESULT_FORMAT, "version": RESULT_VERSION,
         "map": line.map, "players": line.players, "lineup": lineup, "deals": len(chunks.games), "seed": line.seed,
         "games": len(per_game), "intermediate_scoring": line.intermediate_scoring, "max_turns": line.max_turns,
-        "pairing": PAIRING, "truncated": sum(g["truncated"] for g in per_game),
+        "pairing": PAIRING, **game_counts(per_game),
         "per_agent": agent_statistics(per_game, lineup), "paired": paired_summary(per_game, lineup),
         "per_game": per_game,
         "run": {"line": line.id, "chunks": sorted({p.name for p in chunks.files.values()}),
@@ -183,7 +208,7 @@ def chunk_result(line: Line, first: int, last: int, played: Sequence[dict[str, A
         "format": RESULT_FORMAT, "version": RESULT_VERSION,
         "map": line.map, "players": n, "lineup": lineup, "deals": deals, "seed": seed, "games": len(per_game),
         "intermediate_scoring": line.intermediate_scoring, "max_turns": line.max_turns, "pairing": PAIRING,
-        "truncated": sum(g["truncated"] for g in per_game),
+        **game_counts(per_game),
         "per_agent": agent_statistics(per_game, lineup), "paired": paired_summary(per_game, lineup),
         "per_game": per_game,
         "run": {"command": command,
@@ -196,11 +221,34 @@ def chunk_result(line: Line, first: int, last: int, played: Sequence[dict[str, A
 
 
 # ---------------------------------------------------------------- playing
+def _play(task: tuple[str, int, int, tuple[str, ...], bool, int]) -> dict[str, Any]:
+    """One game in a worker: evaluation's raw result (the agents timed) plus its action ids
+    (``actions``), which the chunk's games file keeps. An agent that fails (an illegal action, a
+    bot that crashes, hangs or answers garbage) forfeits the game, as in a tournament: the result
+    says so (``forfeit``) and the run goes on."""
+    map_name, n, game_seed, specs, intermediate, max_turns = task
+    timed = [TimedAgent(a) for a in seat_agents(specs)]
+    record = play_game(map_name, n, game_seed, timed, intermediate_scoring=intermediate, max_turns=max_turns,
+                       forfeit=True)
+    result = GameResult.from_json(record["result"]).timed([t.decisions for t in timed], [t.seconds for t in timed])
+    return {**result.to_json(), "actions": record["actions"]}
+
+
 def _play_timed(task: tuple[str, int, int, tuple[str, ...], bool, int]) -> dict[str, Any]:
-    """One game in a worker: evaluation's raw result plus its wall time (``wall_seconds``)."""
+    """One game in a worker: :func:`_play` plus its wall time (``wall_seconds``)."""
     start = time.perf_counter()
     played = _play(task)
     return {**played, "wall_seconds": time.perf_counter() - start}
+
+
+def chunk_games(line: Line, first: int, played: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The data-set lines (:mod:`concordia_env.dataset`) of a chunk's games, from their raw results
+    (``played``, in game order, each with its ``actions``); ``source`` names the line, chunk and game."""
+    n, lineup = line.players, list(line.lineup)
+    name = chunk_name(first, first + len(played) // n - 1)
+    return [game_line(map_name=line.map, players=n, seed=line.seed + first + g // n,
+                      intermediate_scoring=line.intermediate_scoring, agents=seat_specs(lineup, g % n),
+                      actions=p["actions"], result=p, source=f"{line.id}/{name}#{g}") for g, p in enumerate(played)]
 
 
 @dataclass
@@ -216,6 +264,15 @@ class _Job:
                  self.line.intermediate_scoring, self.line.max_turns) for g in range(len(self.played))]
 
 
+def forfeit_notice(line: Line, game: int, played: dict[str, Any]) -> str | None:
+    """The one line that says game ``game`` of ``line`` (its raw result ``played``) was forfeited,
+    naming the line, game, seat, agent and reason (as a tournament's table does); None if it was not."""
+    if forfeited_seat(played) is None:
+        return None
+    entry = {"game": game, "seats": seat_specs(line.lineup, game % line.players), "forfeit": played["forfeit"]}
+    return forfeit_line(entry, f"{line.id} ")
+
+
 def _prepare(lines: Sequence[Line], out: Path, deals_chunk: int) -> list[_Job]:
     jobs = []
     for line in lines:
@@ -229,12 +286,14 @@ def _prepare(lines: Sequence[Line], out: Path, deals_chunk: int) -> list[_Job]:
 
 def run_lines(config: StrengthConfig, out: str | os.PathLike, *, lines: str | None = None, workers: int = 1,
               deals_chunk: int = DEFAULT_DEALS_CHUNK, progress: bool = True,
-              command: str | None = None) -> dict[str, int]:
+              command: str | None = None, on_forfeit: Callable[[str], None] | None = None) -> dict[str, int]:
     """Play the chunks of the selected lines (``lines``: comma-separated globs) that ``out`` does not
     hold yet, writing each chunk as soon as its games are done (module doc, "Chunks").
 
-    Returns counts: ``chunks_written``, ``games_played`` and ``deals_kept`` (deals of the selected
-    lines that valid chunk files already held). ``ValueError`` for bad arguments or agents that
+    Returns counts: ``chunks_written``, ``games_played``, ``forfeits`` (of the games played) and
+    ``deals_kept`` (deals of the selected lines that valid chunk files already held). An agent that
+    fails forfeits its game (module doc, "Forfeits"): recorded, and the run goes on; ``on_forfeit``
+    gets :func:`forfeit_notice`'s line for each. ``ValueError`` for bad arguments or agents that
     cannot be built, before any game. Ctrl-C or SIGTERM (:mod:`concordia_env.arena.pools`): the games in
     flight finish and the chunks they complete are written, then ``Interrupted``; a second one kills them.
     """
@@ -245,7 +304,8 @@ def run_lines(config: StrengthConfig, out: str | os.PathLike, *, lines: str | No
     out = Path(out)
     jobs = _prepare(selected, out, deals_chunk)
     planned = sum(line.deals for line in selected)
-    report = {"chunks_written": 0, "games_played": 0, "deals_kept": planned - sum(j.last - j.first + 1 for j in jobs)}
+    report = {"chunks_written": 0, "games_played": 0, "forfeits": 0,
+              "deals_kept": planned - sum(j.last - j.first + 1 for j in jobs)}
     if not jobs:
         return report
     for line in dict.fromkeys(j.line for j in jobs):  # builds every agent here, before the workers fork
@@ -262,9 +322,17 @@ def run_lines(config: StrengthConfig, out: str | os.PathLike, *, lines: str | No
         job = jobs[j]
         job.played[g] = played
         report["games_played"] += 1
+        notice = forfeit_notice(job.line, job.first * job.line.players + g, played)
+        if notice is not None:
+            report["forfeits"] += 1
+            if on_forfeit is not None:
+                on_forfeit(notice)
         if all(p is not None for p in job.played):
             result = chunk_result(job.line, job.first, job.last, job.played, command, machine)  # type: ignore[arg-type]
-            write_json_atomic(result, line_folder(out, job.line) / chunk_name(job.first, job.last))
+            path = line_folder(out, job.line) / chunk_name(job.first, job.last)
+            # the games file first: a chunk file, once written, always has its games beside it
+            write_dataset(chunk_games_path(path), chunk_games(job.line, job.first, job.played))  # type: ignore[arg-type]
+            write_json_atomic(result, path)
             report["chunks_written"] += 1
             bar.set_postfix(chunks=f"{report['chunks_written']}/{len(jobs)}", refresh=False)
 

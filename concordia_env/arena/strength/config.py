@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ...agents.base import parse_spec
+from ...agents.external import ENTRY_POINT_GROUP, module_of
 from ...data import MAP_NAMES
 from ...env import DEFAULT_MAX_TURNS, check_max_turns
 from ...game import check_setup_args
@@ -131,9 +132,13 @@ def _parse_agents(raw: Any) -> dict[str, str]:
             raise ValueError(f"{where}.spec must be an agent spec like 'heuristic' or 'mcts:iterations=1000', "
                              f"got {spec!r}")
         try:
-            parse_spec(spec)
+            module = module_of(parse_spec(spec)[0])
         except ValueError as exc:
             raise ValueError(f"{where}.spec: {exc}") from None
+        if module is not None:  # a config is a file: reading it must not run code (see agents.external)
+            raise ValueError(f"{where}.spec {spec!r} would import the Python module {module!r}, and a config "
+                             f"never imports a module; install the agent as a {ENTRY_POINT_GROUP!r} entry "
+                             f"point and name that")
         if name in agents:
             raise ValueError(f"{where}: agent name {name!r} is listed twice")
         if spec.strip() in agents.values():

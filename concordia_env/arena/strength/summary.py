@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..stats import openskill_ratings, wilson_interval
+from ..stats import is_rated, openskill_ratings, wilson_interval
 from .chunks import merged_line_result, scan_line
 from .config import FORMAT_VERSION, Line, Setting, StrengthConfig, Target
 
@@ -17,8 +17,8 @@ SUMMARY_FORMAT = "concordia-env/strength-summary"
 def _agent_summary(line: Line, stats: dict[str, Any], games: int) -> dict[str, Any]:
     wins = stats["wins"]
     lo, hi = wilson_interval(wins, games)
-    keep = ("seats", "games", "wins", "win_rate", "win_rate_ci95", "fair_share", "finished", "truncated", "mean_vp",
-            "mean_margin_best_other", "mean_margin_mean_others", "mean_place", "decisions", "ms_per_decision")
+    keep = ("seats", "games", "wins", "win_rate", "win_rate_ci95", "fair_share", "finished", "truncated", "forfeits",
+            "mean_vp", "mean_margin_best_other", "mean_margin_mean_others", "mean_place", "decisions", "ms_per_decision")
     return {**{k: stats[k] for k in keep}, "line_games": games, "game_share": wins / games if games else 0.0,
             "game_share_ci95": [lo, hi], "game_fair_share": stats["seats"] / line.players}
 
@@ -31,7 +31,7 @@ def line_summary(line: Line, merged: dict[str, Any]) -> dict[str, Any]:
     return {
         "id": line.id, "kind": line.kind, "agents": [a, b], "lineup": list(line.lineup),
         "games": merged["games"], "planned": line.planned, "deals": merged["deals"], "planned_deals": line.deals,
-        "complete": merged["games"] == line.planned, "truncated": merged["truncated"],
+        "complete": merged["games"] == line.planned, "truncated": merged["truncated"], "forfeits": merged["forfeits"],
         "per_agent": {a: {"spec": spec_a, **_agent_summary(line, merged["per_agent"][spec_a], merged["games"])},
                       b: {"spec": spec_b, **_agent_summary(line, merged["per_agent"][spec_b], merged["games"])}},
         "vp_difference": paired["vp_difference"], "win_rate_difference": paired["win_rate_difference"],
@@ -51,7 +51,7 @@ def _setting_summary(config: StrengthConfig, s: Setting, out: Path, warn: bool) 
         entries.append(line_summary(line, merged))
         for game in merged["per_game"]:
             seats = [names[spec] for spec in game["seats"]]
-            if not game["truncated"]:
+            if is_rated(game):  # finished or forfeited: ranked as the tournament ranks them
                 rated.append((seats, game["ranking"]))
             for seat, name in enumerate(seats):
                 seconds[name] = seconds.get(name, 0.0) + game["act_seconds"][seat]
@@ -62,7 +62,7 @@ def _setting_summary(config: StrengthConfig, s: Setting, out: Path, warn: bool) 
         "id": s.id, "map": s.map, "players": s.players, "deals": s.deals, "seed": s.seed,
         "agents": agents, "matrix_agents": list(s.agents), "field": s.field,
         "games": sum(e["games"] for e in entries), "planned": sum(e["planned"] for e in entries),
-        "lines": entries,
+        "forfeits": sum(e["forfeits"] for e in entries), "lines": entries,
         "ms_per_decision": {a: {"ms": 1000 * seconds[a] / decisions[a] if decisions.get(a) else None,
                                 "decisions": decisions.get(a, 0)} for a in agents},
         "ratings": openskill_ratings(rated, agents),

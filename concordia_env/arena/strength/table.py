@@ -88,6 +88,18 @@ def _line_rows(s: dict[str, Any]) -> list[str]:
     return out
 
 
+def _forfeit_note(s: dict[str, Any]) -> list[str]:
+    """Where the setting's lines had forfeits, one sentence counting them per line and agent (as the
+    tournament's ``forfeits`` column; the chunk files name each one's reason); nothing otherwise."""
+    counts = [f"`{line['id']}`: " + ", ".join(f"{name} {a['forfeits']}" for name, a in line["per_agent"].items()
+                                             if a["forfeits"])
+              for line in s["lines"] if line["forfeits"]]
+    if not counts:
+        return []
+    return ["Forfeits (an agent failed: the game has no winner, counts as played and is rated with the "
+            "forfeiting seat last): " + "; ".join(counts) + ".", ""]
+
+
 def _setting_section(s: dict[str, Any]) -> list[str]:
     n = s["players"]
     pair = "A, B" if n == 2 else "A, A, B, B"
@@ -98,7 +110,7 @@ def _setting_section(s: dict[str, Any]) -> list[str]:
            f"{s['seed'] + s['deals'] - 1}, each played once per seat rotation ({s['deals']} × {n} = {s['deals'] * n} games a line). "
            f"A cell is the share of the games the row agent won against the column agent (line-up {pair}: "
            f"fair share 50%), with its 95% Wilson interval.{field}", ""]
-    out += _matrix(s) + [""] + _line_rows(s) + [""]
+    out += _matrix(s) + [""] + _line_rows(s) + [""] + _forfeit_note(s)
     return out
 
 

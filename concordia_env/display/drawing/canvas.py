@@ -9,16 +9,17 @@ mask in a few, and a frame has a few hundred strings, almost all of which recur 
 frame. Pieces are drawn four times larger and reduced, so their edges are anti-aliased like the
 text (Pillow's own shapes are not).
 
-Fonts: DejaVu Sans (regular, bold, oblique) from matplotlib's package data, located without
-importing matplotlib (matplotlib is a dependency of the package, so the files are always
-there); Pillow's bundled default font (``ImageFont.load_default(size)``, Aileron Regular, no
-bold or italic, Pillow >= 10.1) only if they are missing. The basic layout engine is used
-everywhere, so the result does not depend on whether Pillow was built with libraqm.
+Fonts: DejaVu Sans 2.35 (regular, bold, oblique), shipped in the package's ``display/fonts/``
+folder with its licence (``LICENSE_DEJAVU``: Bitstream Vera's permissive licence, DejaVu's
+changes in the public domain), so the picture needs nothing but Pillow (matplotlib, which
+carries the same files, is only in the ``plot`` extra). Pillow's bundled default font
+(``ImageFont.load_default(size)``, Aileron Regular, no bold or italic, Pillow >= 10.1) only if
+the files were removed. The basic layout engine is used everywhere, so the result does not
+depend on whether Pillow was built with libraqm.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import math
 from functools import cache, lru_cache
 from pathlib import Path
@@ -46,13 +47,14 @@ def blend(colour: str, ground: str, alpha: float) -> RGB:
     return tuple(round(alpha * x + (1 - alpha) * y) for x, y in zip(a, b))  # type: ignore[return-value]
 
 
+#: the package's own copy of the fonts (see the module doc)
+FONT_DIR = Path(__file__).resolve().parents[1] / "fonts"
+
+
 def font_dir() -> Path | None:
-    """matplotlib's folder of TrueType fonts, found without importing matplotlib; None if absent."""
-    spec = importlib.util.find_spec("matplotlib")
-    for root in (spec.submodule_search_locations or []) if spec else []:
-        folder = Path(root) / "mpl-data" / "fonts" / "ttf"
-        if all((folder / name).is_file() for name in FONT_FILES.values()):
-            return folder
+    """The folder of the package's TrueType fonts; None if a file is missing (a trimmed install)."""
+    if all((FONT_DIR / name).is_file() for name in FONT_FILES.values()):
+        return FONT_DIR
     return None
 
 

@@ -258,3 +258,44 @@ function concordiaDrawing(D) {
           get: get, sum: sum, el: el, clear: clear, fmt: fmt, pts: pts,
           drawBoard: drawBoard, drawPlayers: drawPlayers, drawDisplay: drawDisplay};
 }
+
+// The analysis panel of both pages: what a search agent makes of one position, as
+// concordia_env.display.analysis.analyse gives it (moves as {action, name, visits, share, value},
+// most visited first), drawn into #analysisInfo, #analysisValues and the rows of #analysisMoves.
+// A is null while there is no analysis to show; note then says why.
+function drawAnalysis(draw, D, A, note) {
+  "use strict";
+  const el = draw.el, info = document.getElementById("analysisInfo");
+  const values = document.getElementById("analysisValues"), rows = document.querySelector("#analysisMoves tbody");
+  [info, values, rows].forEach(draw.clear);
+  document.getElementById("analysisMoves").hidden = !A || A.over;
+  if (!A) { info.textContent = note || ""; return; }
+  if (A.over) { info.textContent = "The game is over: nothing to analyse."; return; }
+  const who = "player " + A.player + (D.agents[A.player] ? " (" + D.agents[A.player] + ")" : "");
+  info.textContent = A.forced ? who + " has one legal move: not searched."
+    : who + " to decide \u2014 " + A.iterations + " iterations over " + A.legal + " legal moves";
+  if (A.values) {
+    el("span", {class: "lab"}, values, "Position value: ");
+    A.values.forEach(function (v, p) {
+      const s = el("span", {class: "seat-value", "data-player": p}, values);
+      el("span", {class: "chip", style: "background:" + D.player_colours[p]}, s);
+      el("span", null, s, " player " + p + " " + v.toFixed(3));
+    });
+  }
+  let shown = 0;
+  A.moves.forEach(function (m) {
+    if (m.visits === 0 && !A.forced) return;  // never visited: counted below
+    shown++;
+    const tr = el("tr", {"data-action": m.action}, rows);
+    el("td", {class: "name"}, tr, m.name);
+    const share = el("td", {class: "share"}, tr);
+    el("span", {class: "bar", style: "width:" + (100 * m.share).toFixed(1) + "%"}, share);
+    el("span", {class: "pct"}, share, (100 * m.share).toFixed(1) + "%");
+    el("td", {class: "value"}, tr, m.value === null ? "\u2013" : m.value.toFixed(3));
+  });
+  if (A.legal > shown) {
+    const tr = el("tr", {class: "unvisited"}, rows);
+    el("td", {colspan: 3}, tr, (A.legal - shown) + " more legal move" + (A.legal - shown > 1 ? "s" : "")
+       + " not visited by the search");
+  }
+}

@@ -69,17 +69,22 @@ def page_title(record: dict[str, Any]) -> str:
             f"({', '.join(record['agents'])})")
 
 
-def replay_html(record: dict[str, Any]) -> str:
+def replay_html(record: dict[str, Any], analysis: dict[str, Any] | None = None) -> str:
     """The whole viewer page for a (validated) record: replays it, so ``ValueError`` names the
-    first illegal action of a corrupt record."""
+    first illegal action of a corrupt record. ``analysis`` (optional,
+    :func:`~concordia_env.display.analysis.analyse_record`) is embedded too, and the page offers its panel."""
     data = replay_data(record)
+    if analysis is not None:  # (a page without it is as before)
+        data["analysis"] = analysis
     return assemble(template(), {TITLE_MARK: html.escape(page_title(record)), DATA_MARK: embed_json(data)})
 
 
-def write_replay_html(record: dict[str, Any], path: str | os.PathLike) -> int:
-    """Write the viewer page for ``record`` to ``path`` atomically; returns its size in bytes.
+def write_replay_html(record: dict[str, Any], path: str | os.PathLike,
+                      analysis: dict[str, Any] | None = None) -> int:
+    """Write the viewer page for ``record`` (with ``analysis``, see :func:`replay_html`) to ``path``
+    atomically; returns its size in bytes.
 
     The page is built before anything is written, so a corrupt record leaves ``path`` untouched."""
-    text = replay_html(record)
+    text = replay_html(record, analysis)
     write_text_atomic(path, text)
     return len(text.encode("utf-8"))

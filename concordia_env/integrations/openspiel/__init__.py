@@ -53,6 +53,13 @@ The game, as OpenSpiel sees it:
   share it, which suits search (IS-MCTS merges transpositions). ``observation_string(p)`` is the
   same key after a readable line (turn, who decides). No information-state tensor is provided.
   During the chance steps the observation tensor is all zero.
+* **Structs and JSON** (OpenSpiel 2): ``state.to_struct()`` / ``to_json()`` / ``to_dict()``, the
+  position in board terms with the raw ids beside the names; ``to_observation_struct(p)`` and
+  ``observation_json(p)``, seat ``p``'s view (also the string of the observer made with
+  ``params={"format": "json"}``); ``action_to_struct(a)`` for any chance outcome or decision, and
+  back with ``apply_action_struct`` / ``validate_action_struct`` or :func:`action_from_struct`
+  (which also takes a partial dict or JSON text). None of them shows the hidden deck order
+  (:mod:`.structs`).
 * ``str(state)`` is that readable line and the whole state array in hex, hidden deck order
   included (a god's view, exact and cheap: OpenSpiel's tests compare states by it, thousands of
   times per game). ``print(core_state(state))`` shows the position as the package's text.
@@ -98,10 +105,11 @@ from .speed import benchmark, time_bots, time_evaluators, time_random_play  # no
 from .state import ConcordiaState  # noqa: E402
 from .state import _Core as _Core  # noqa: E402
 from .state import _restore_core as _restore_core  # noqa: E402
+from .structs import action_from_struct  # noqa: E402
 
 __all__ = ["DECISIONS_PER_CARD_PLAY", "DEFAULT_SETUPS", "GAME_NAME", "GAME_TYPE", "INSTALL_HINT", "MAX_SETUPS",
-           "PARAMETERS", "REWARDS", "ConcordiaGame", "ConcordiaState", "PlayoutEvaluator", "Resampler", "benchmark",
-           "core_state", "deal_outcomes", "load_game", "require_two_players", "seeded_state", "time_bots",
+           "PARAMETERS", "REWARDS", "ConcordiaGame", "ConcordiaState", "PlayoutEvaluator", "Resampler",
+           "action_from_struct", "benchmark", "core_state", "deal_outcomes", "load_game", "require_two_players", "seeded_state", "time_bots",
            "time_evaluators", "time_random_play"]
 
 if GAME_NAME not in pyspiel.registered_names():

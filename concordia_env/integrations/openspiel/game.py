@@ -10,7 +10,7 @@ import pyspiel
 from concordia_env import engine as E
 
 from .config import DECISIONS_PER_CARD_PLAY, GAME_TYPE, PARAMETERS, _config, _utility_range
-from .observer import _InfoStateObserver, _Observer
+from .observer import _InfoStateObserver, _JsonObserver, _Observer
 from .state import ConcordiaState
 
 
@@ -42,11 +42,17 @@ class ConcordiaGame(pyspiel.Game):
     def make_py_observer(self, iig_obs_type: Any = None, params: Mapping[str, Any] | None = None) -> Any:
         """The observation (tensor + readable string) or, for perfect-recall types, the information
         state (string key only). Every player sees the same public information, so the private /
-        public parts of ``iig_obs_type`` select nothing else."""
+        public parts of ``iig_obs_type`` select nothing else. ``params={"format": "json"}`` makes
+        the observation's string the player's observation as JSON (``state.observation_json``)."""
         if isinstance(iig_obs_type, Mapping):  # OpenSpiel passes the parameters alone when no type is given
             iig_obs_type, params = None, iig_obs_type
-        if params:
-            raise ValueError(f"python_concordia: observation parameters are not supported; got {dict(params)}")
+        params = dict(params or {})
+        form = params.pop("format", "text")
+        if params or form not in ("text", "json"):
+            raise ValueError(f"python_concordia: the only observation parameter is format='text' or 'json'; "
+                             f"got {dict(params, format=form)}")
         if getattr(iig_obs_type, "perfect_recall", False):
+            if form == "json":
+                raise ValueError("python_concordia: format='json' is an observation, not an information state")
             return _InfoStateObserver()
-        return _Observer()
+        return _JsonObserver() if form == "json" else _Observer()

@@ -33,6 +33,14 @@ class _Observer:
         return f"seat {player}: {state._header()}\n{state._info_key(int(player))}"
 
 
+class _JsonObserver(_Observer):
+    """The same tensor; the string is the player's observation as JSON in board terms
+    (``state.observation_json(player)``, see :mod:`.structs`)."""
+
+    def string_from(self, state: ConcordiaState, player: int) -> str:
+        return state.observation_json(int(player))
+
+
 class _InfoStateObserver:
     """The information state: a string key only (see :mod:`concordia_env.integrations.openspiel`)."""
 

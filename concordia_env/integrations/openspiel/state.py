@@ -16,6 +16,7 @@ from concordia_env.rewards import seat_rewards
 from concordia_env.state import GameState, new_game
 
 from .config import _Config
+from .structs import action_from_struct, player_action_struct, state_struct
 
 if TYPE_CHECKING:
     from .game import ConcordiaGame
@@ -136,6 +137,26 @@ class ConcordiaState(pyspiel.State):
             index = self._dealt + 1 if self._dealt < E.NDISP else self._dealt - E.NDISP + 1
             return f"deal {_card_name(self._cfg.map_name, int(action))} (card {action}) to {where} {index}"
         return self._require_core().action_to_string(int(action))
+
+    # ------------------------------------------------------------ structs (OpenSpiel 2: to_struct, to_json, ...)
+    def _to_struct(self) -> dict[str, Any]:
+        """The position as a dict in board terms, nothing hidden shown (:mod:`.structs`)."""
+        return state_struct(self)
+
+    def _to_observation_struct(self, player: int) -> dict[str, Any]:
+        """Seat ``player``'s observation as a dict (:mod:`.structs`)."""
+        return state_struct(self, player)
+
+    def _action_to_struct(self, player: int, action: int) -> dict[str, Any]:
+        return player_action_struct(self, action)
+
+    def _struct_to_actions(self, struct: dict[str, Any]) -> list[int]:
+        return [action_from_struct(self, struct)]
+
+    def observation_json(self, player: int) -> str:
+        """Seat ``player``'s observation as JSON text: ``to_observation_struct(player).to_json()``,
+        also what the observer ``make_observation(game, params={"format": "json"})`` writes."""
+        return str(self.to_observation_struct(player).to_json())
 
     def returns(self) -> list[float]:
         """The env's final rewards once the game is over; 0 for everyone before, and after a

@@ -11,7 +11,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import torch
+from concordia_env._internal.extras import require_installed, requires
+
+with requires("train", "concordia_env.training.expert_iteration"):
+    import torch
 
 from concordia_env.agents.numpy_policy import ACTIVATIONS
 from concordia_env.agents.value_net import ValueNet
@@ -168,6 +171,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.command = f"{PROG} {shlex.join(argv)}"
     try:
         check_args(args)
+        # each generation ends by drawing curves.png: refuse a run that would stop there
+        require_installed(("matplotlib",), "train", "expert iteration's curves.png", "pip install matplotlib")
         with sigterm_as_ctrl_c():
             summary = run(args)
     except (ValueError, FileNotFoundError, ImportError) as exc:

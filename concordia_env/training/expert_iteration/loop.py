@@ -9,7 +9,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-import torch
+from concordia_env._internal.extras import requires
+
+with requires("train", "concordia_env.training.expert_iteration"):
+    import torch
 
 from concordia_env._internal.files import write_bytes_atomic, write_json_atomic, write_text_atomic
 from concordia_env._internal.threads import one_blas_thread

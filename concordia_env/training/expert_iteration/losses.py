@@ -8,7 +8,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import torch
+
+from concordia_env._internal.extras import requires
+
+with requires("train", "concordia_env.training.expert_iteration"):
+    import torch
 
 from .data import Batch, Positions
 from .model import ExItModel

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from concordia_env._internal.extras import requires
 from concordia_env._internal.files import write_bytes_atomic
 
 from .settings import gen_dir, read_json
@@ -61,7 +62,8 @@ def _plot_heuristic(ax: Any, rows: list[CurveRow], gens: list[int]) -> None:
 
 def plot_curves(out: Path, generations: int, threshold: float) -> None:
     """``OUT/curves.png``: losses, gate score and win rates against the heuristic per generation."""
-    import matplotlib
+    with requires("train", "expert iteration's curves.png", "pip install matplotlib"):
+        import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

@@ -14,7 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import torch
+
+from concordia_env._internal.extras import requires
+
+with requires("train", "concordia_env.training.expert_iteration"):
+    import torch
 
 from concordia_env import encoding
 from concordia_env._internal.files import write_bytes_atomic, write_json_atomic

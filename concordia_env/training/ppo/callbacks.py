@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from concordia_env._internal.extras import requires
 from concordia_env.training.selfplay import FrozenPolicy
 
 from .checkpoints import save_model
@@ -24,7 +25,8 @@ def build_callbacks(args: argparse.Namespace, out: Path, vec_env: Any, resumed_a
 
 def pool_checkpoint(args: argparse.Namespace, out: Path, vec_env: Any) -> Any:
     """Every ``--checkpoint-every`` steps: save a checkpoint and add it to every env's pool."""
-    from stable_baselines3.common.callbacks import BaseCallback
+    with requires("train", "training with stable-baselines3 (concordia_env.training.ppo)"):
+        from stable_baselines3.common.callbacks import BaseCallback
 
     class PoolCheckpoint(BaseCallback):
         """Every ``--checkpoint-every`` steps: save a checkpoint and add it to every env's pool."""
@@ -48,7 +50,8 @@ def pool_checkpoint(args: argparse.Namespace, out: Path, vec_env: Any) -> Any:
 
 def outcomes(vec_env: Any) -> Any:
     """Logs, per rollout, the learner's win rate and VP against each opponent kind."""
-    from stable_baselines3.common.callbacks import BaseCallback
+    with requires("train", "training with stable-baselines3 (concordia_env.training.ppo)"):
+        from stable_baselines3.common.callbacks import BaseCallback
 
     class Outcomes(BaseCallback):
         """Logs, per rollout, the learner's win rate and VP against each opponent kind."""
@@ -118,7 +121,8 @@ def rollout_line(step: int, total: int, started_at: int, elapsed: float, wins: d
 def rollout_lines(total: int) -> Any:
     """A callback printing :func:`rollout_line` on stdout at the end of every rollout (flushed, so a
     log file or a pipe sees it at once)."""
-    from stable_baselines3.common.callbacks import BaseCallback
+    with requires("train", "training with stable-baselines3 (concordia_env.training.ppo)"):
+        from stable_baselines3.common.callbacks import BaseCallback
 
     class RolloutLines(BaseCallback):
         def __init__(self) -> None:

@@ -18,6 +18,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+from concordia_env._internal.extras import requires
 from concordia_env._internal.files import write_bytes_atomic
 from concordia_env.agents.policy import moved_class_objects
 from concordia_env.arena.run_folder import RunFolder, flag_label  # torch is imported lazily there
@@ -116,7 +117,8 @@ def checkpoint_step(path: Path) -> int:
 def load_checkpoint(path: Path, env: Any = None) -> Any:
     """The MaskablePPO model of checkpoint ``path`` (bound to ``env`` if given); ``CheckpointError``
     in one line for a file that is unreadable or does not load (another map's model, say)."""
-    from sb3_contrib import MaskablePPO
+    with requires("train", "training with stable-baselines3 (concordia_env.training.ppo)"):
+        from sb3_contrib import MaskablePPO
 
     checkpoint_step(path)
     try:
@@ -244,7 +246,8 @@ def drop_partial_optimizer_state(optimizer: Any) -> int:
     """Drop the per-parameter states an interrupt inside ``optimizer.step`` left half built (Adam's
     ``step`` set, ``exp_avg`` not yet): saved, such a state breaks the resumed run's first step.
     A dropped state is built afresh, as for a new parameter. Returns how many were dropped."""
-    import torch
+    with requires("train", "training with stable-baselines3 (concordia_env.training.ppo)"):
+        import torch
 
     states = optimizer.state
     required = set().union(*(s.keys() for s in states.values())) if len(states) else set()

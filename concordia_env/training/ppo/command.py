@@ -27,6 +27,7 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     check_args(args, parser)
     try:
         import sb3_contrib  # noqa: F401
+        import tensorboard  # noqa: F401 - the run's TensorBoard events (sb3 would fail on an assert mid-run)
         import torch  # noqa: F401
     except ImportError as exc:
         parser.error(f"training needs the train extra ({exc}): {TRAIN_EXTRA_INSTALL}")

@@ -35,6 +35,8 @@ from typing import Any
 
 import numpy as np
 
+from concordia_env._internal.extras import requires
+
 PROG = "python -m concordia_env.training.ppo.cuda"
 
 
@@ -127,7 +129,8 @@ def seat_advantages(torch: Any, values: Any, seats: Any, rewards: Any, dones: An
 
 def train(cfg: Config, out=sys.stdout) -> dict[str, float]:
     """Run PPO for ``cfg.updates`` updates; returns the last update's figures."""
-    import torch
+    with requires("train", "PPO on the GPU env (concordia_env.training.ppo.cuda)"):
+        import torch
 
     from concordia_env.cuda import ConcordiaCudaVecEnv
     from concordia_env.encoding import observation_bounds

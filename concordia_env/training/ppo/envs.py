@@ -7,6 +7,7 @@ import signal
 from collections.abc import Callable
 from typing import Any
 
+from concordia_env._internal.extras import requires
 from concordia_env.training.selfplay import OpponentPool, SingleLearnerEnv
 
 
@@ -19,7 +20,8 @@ def make_env(args: argparse.Namespace, opponents: str, num_players: list[int] | 
 def env_factory(args: argparse.Namespace, opponents: str, worker: bool = False) -> Callable[[], Any]:
     """A function building one monitored env (what sb3's vector envs take); ``worker``: it runs in a
     ``SubprocVecEnv`` process, which leaves Ctrl-C to the trainer."""
-    from stable_baselines3.common.monitor import Monitor
+    with requires("train", "training with stable-baselines3 (concordia_env.training.ppo)"):
+        from stable_baselines3.common.monitor import Monitor
 
     def build() -> Any:
         if worker:  # a SubprocVecEnv process: Ctrl-C is the trainer's, which saves, then closes the workers

@@ -10,6 +10,8 @@ from typing import Any
 
 import numpy as np
 
+from concordia_env._internal.extras import requires
+
 from .checkpoints import save_model, write_file
 from .envs import env_factory
 from .logs import read_evaluations
@@ -17,8 +19,9 @@ from .logs import read_evaluations
 
 def evaluation_callback(args: argparse.Namespace, out: Path, resumed_at: int | None) -> Any:
     """The periodic evaluation against the HeuristicAgent (``eval/``)."""
-    from sb3_contrib.common.maskable.callbacks import MaskableEvalCallback
-    from stable_baselines3.common.vec_env import DummyVecEnv
+    with requires("train", "training with stable-baselines3 (concordia_env.training.ppo)"):
+        from sb3_contrib.common.maskable.callbacks import MaskableEvalCallback
+        from stable_baselines3.common.vec_env import DummyVecEnv
 
     folder = out / "eval"
 

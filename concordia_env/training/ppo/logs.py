@@ -11,6 +11,8 @@ from typing import Any
 
 import numpy as np
 
+from concordia_env._internal.extras import requires
+
 from .checkpoints import one_line, warn, write_file
 
 
@@ -44,7 +46,8 @@ def progress_csv(path: Path, resumed_at: int | None) -> Any:
     sb3's own CSV output opens the file with ``"w+"`` (a resume wiped the curve of the steps
     before it) and rewrites it in place when a column appears; this one keeps the rows up to the
     resumed step and is never seen half-written. A row per rollout makes the rewrite cheap."""
-    from stable_baselines3.common.logger import KVWriter, filter_excluded_keys
+    with requires("train", "training with stable-baselines3 (concordia_env.training.ppo)"):
+        from stable_baselines3.common.logger import KVWriter, filter_excluded_keys
 
     class AtomicCSV(KVWriter):
         def __init__(self) -> None:
@@ -69,7 +72,8 @@ def progress_csv(path: Path, resumed_at: int | None) -> Any:
 def make_logger(args: argparse.Namespace, out: Path, resumed_at: int | None) -> Any:
     """The run's sb3 logger: ``logs/progress.csv`` (atomic, see :func:`progress_csv`), TensorBoard
     events (a new file per session, so nothing is overwritten) and, with ``--verbose``, stdout."""
-    from stable_baselines3.common.logger import Logger, make_output_format
+    with requires("train", "training with stable-baselines3 (concordia_env.training.ppo)"):
+        from stable_baselines3.common.logger import Logger, make_output_format
 
     folder = out / "logs"
     folder.mkdir(parents=True, exist_ok=True)

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from concordia_env._internal.extras import requires
 from concordia_env.training.selfplay import FrozenPolicy
 
 from .callbacks import build_callbacks, rollout_lines
@@ -40,9 +41,11 @@ class Interrupted(Exception):
 
 def versions() -> dict[str, str]:
     import gymnasium
-    import sb3_contrib
-    import stable_baselines3
-    import torch
+
+    with requires("train", "training with stable-baselines3 (concordia_env.training.ppo)"):
+        import sb3_contrib
+        import stable_baselines3
+        import torch
 
     return {"python": platform.python_version(), "numpy": np.__version__, "torch": torch.__version__,
             "gymnasium": gymnasium.__version__, "stable_baselines3": stable_baselines3.__version__,
@@ -61,7 +64,8 @@ def write_config(args: argparse.Namespace, out: Path, prog: str = PROG) -> None:
 
 
 def new_model(args: argparse.Namespace, vec_env: Any) -> Any:
-    from sb3_contrib import MaskablePPO
+    with requires("train", "training with stable-baselines3 (concordia_env.training.ppo)"):
+        from sb3_contrib import MaskablePPO
 
     from concordia_env.training.nets import ObservationScaler
 
@@ -80,8 +84,9 @@ def train(args: argparse.Namespace, prog: str = PROG) -> Path:
     ``CheckpointError`` for a checkpoint that cannot be resumed (before anything is written),
     ``SaveError`` for a file that cannot be written (those written before stay intact),
     :class:`Interrupted` after Ctrl-C (a checkpoint of the moment saved)."""
-    import torch
-    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+    with requires("train", "training with stable-baselines3 (concordia_env.training.ppo)"):
+        import torch
+        from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
     torch.set_num_threads(args.torch_threads)
     out = run_directory(args)

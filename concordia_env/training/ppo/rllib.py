@@ -49,7 +49,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from concordia_env._internal.extras import install_hint
+from concordia_env._internal.extras import install_hint, requires
 from concordia_env.arguments import layer_widths, non_negative_int, positive_int
 from concordia_env.data import MAP_NAMES
 from concordia_env.game import check_setup_args
@@ -191,7 +191,8 @@ def evaluate(args: argparse.Namespace, stem: Path) -> dict[str, Any]:
 
 def train(args: argparse.Namespace) -> int:
     """Train, checkpoint, export and evaluate (see the module doc); the exit status."""
-    import ray
+    with requires("rllib", "training with RLlib (concordia_env.training.ppo.rllib)", 'pip install "ray[rllib]"'):
+        import ray
 
     from concordia_env.integrations.ray_backend import connect
     from concordia_env.integrations.rllib import SHARED_POLICY, ConcordiaMultiAgentEnv, export_numpy_policy

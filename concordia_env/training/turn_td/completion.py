@@ -24,8 +24,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import torch
-from torch import nn
+
+from concordia_env._internal.extras import requires
+
+with requires("train", "concordia_env.training.turn_td"):
+    import torch
+    from torch import nn
 
 from concordia_env import engine as E
 from concordia_env.agents.afterstates import AfterstateEncoder

@@ -6,8 +6,12 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import torch
-from torch import nn
+
+from concordia_env._internal.extras import requires
+
+with requires("train", "concordia_env.training.turn_td"):
+    import torch
+    from torch import nn
 
 from concordia_env import encoding
 from concordia_env.agents.numpy_policy import check_players, observation_scaling

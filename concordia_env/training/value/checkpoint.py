@@ -9,7 +9,10 @@ import pickle
 from pathlib import Path
 from typing import Any
 
-import torch
+from concordia_env._internal.extras import requires
+
+with requires("train", "concordia_env.training.value"):
+    import torch
 
 from concordia_env._internal.files import write_bytes_atomic
 

@@ -7,8 +7,12 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import torch
-from torch import nn
+
+from concordia_env._internal.extras import requires
+
+with requires("train", "concordia_env.training.value"):
+    import torch
+    from torch import nn
 
 from concordia_env import encoding
 from concordia_env.agents.value_net import MARGIN_SCALE, ROWS, ValueNet

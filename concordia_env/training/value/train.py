@@ -36,7 +36,7 @@ of the predicted winner (the row of highest share) by phase of the game (early /
 decision index in the first, second or last third of the game's decisions), next to the same
 numbers for the heuristic's leaf evaluation recorded in the data (``heuristic``). Training is
 seeded and deterministic on one machine (batch order from ``(seed, epoch)``, torch
-deterministic algorithms, ``--torch-threads 1``). ``OUT/checkpoint.pt`` is written atomically
+deterministic algorithms, ``--torch-threads 1``; ``--device cuda`` trains on the GPU, deterministic on one GPU). ``OUT/checkpoint.pt`` is written atomically
 every ``--checkpoint-every`` steps and at the end; ``--resume`` continues from it to ``--steps``
 (a missing, truncated or corrupt checkpoint is a one-line error, status 2). Ctrl-C saves the
 checkpoint and exits with status 130; a write that fails (a full disk) stops the run with one
@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -57,7 +58,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import torch
+
+from concordia_env._internal.extras import requires
+
+with requires("train", "concordia_env.training.value"):
+    import torch
 
 from concordia_env import encoding
 from concordia_env._internal.files import write_bytes_atomic
@@ -103,6 +108,7 @@ def train(args: argparse.Namespace) -> int:
     """Train as ``args`` say, checkpointing as it goes, then :func:`finish`; the exit status (130:
     interrupted, the checkpoint of that moment saved)."""
     t_start = time.perf_counter()
+    device = training_device(args.device)
     torch.manual_seed(args.seed)
     torch.use_deterministic_algorithms(True)
     torch.set_num_threads(args.torch_threads)
@@ -114,6 +120,8 @@ def train(args: argparse.Namespace) -> int:
     model, opt = new_model(args, data["meta"]["settings"]["map"])
     ckpt_path = out / "checkpoint.pt"
     progress = Progress(*resumed(args, ckpt_path, model, opt), start=t_start)
+    model.to(device)
+    _optimizer_to(opt, device)
     bar = None
     if not args.no_progress:
         from tqdm import tqdm
@@ -121,6 +129,7 @@ def train(args: argparse.Namespace) -> int:
     try:
         fit(args, model, opt, data, target, tr, va, progress, ckpt_path, bar)
     except KeyboardInterrupt:
+        _to_cpu(model, opt)
         save_checkpoint(ckpt_path, model, opt, progress.step, vars(args), progress.history, progress.wall())
         print(f"interrupted at step {progress.step}: checkpoint saved to {ckpt_path}; continue with --resume",
               file=sys.stderr)
@@ -129,9 +138,38 @@ def train(args: argparse.Namespace) -> int:
         if bar is not None:
             bar.close()
     wall = progress.wall()
+    _to_cpu(model, opt)  # the checkpoint, the report and the numpy check on the CPU, wherever it trained
     save_checkpoint(ckpt_path, model, opt, progress.step, vars(args), progress.history, wall)
     finish(args, model, data, va, val_games, len(tr), progress.step, wall, progress.history)
     return 0
+
+
+def training_device(name: str) -> torch.device:
+    """The device ``--device`` names (``auto``: CUDA when torch finds it, else the CPU); ``ValueError`` for
+    ``cuda`` without one. On CUDA, cuBLAS needs a fixed workspace for deterministic products."""
+    if name == "cuda" and not torch.cuda.is_available():
+        raise ValueError("--device cuda: torch finds no CUDA device (use --device auto or cpu)")
+    if name == "cpu" or not torch.cuda.is_available():
+        return torch.device("cpu")
+    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+    return torch.device("cuda")
+
+
+def _optimizer_to(opt: torch.optim.Optimizer, device: torch.device) -> None:
+    """Move the optimizer's state (AdamW's moments, present after a resume) to ``device``."""
+    for state in opt.state.values():
+        for k, v in state.items():
+            if isinstance(v, torch.Tensor) and k != "step":
+                state[k] = v.to(device)
+
+
+def _to_cpu(model: torch.nn.Module, opt: torch.optim.Optimizer) -> None:
+    model.to("cpu")
+    _optimizer_to(opt, torch.device("cpu"))
+
+
+def _device_of(model: torch.nn.Module) -> torch.device:
+    return next(model.parameters()).device
 
 
 def split(args: argparse.Namespace, data: dict[str, Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -184,10 +222,15 @@ def validate(model: ValueModel, obs: np.ndarray, win: np.ndarray, margin: np.nda
              step: int) -> dict[str, Any]:
     """The win cross-entropy on the validation positions at ``step``."""
     model.eval()
-    with torch.no_grad():
-        _, ce = losses(model, torch.as_tensor(obs[va]), torch.as_tensor(win[va]), torch.as_tensor(margin[va]), 0.0)
+    dev, total = _device_of(model), 0.0
+    with torch.no_grad():  # in slices: the validation positions of a large data set do not fit one batch
+        for i in range(0, len(va), 16384):
+            v = va[i:i + 16384]
+            _, ce = losses(model, torch.as_tensor(obs[v]).to(dev), torch.as_tensor(win[v]).to(dev),
+                           torch.as_tensor(margin[v]).to(dev), 0.0)
+            total += float(ce) * len(v)
     model.train()
-    return {"step": step, "val_ce": round(float(ce), 4)}
+    return {"step": step, "val_ce": round(total / max(len(va), 1), 4)}
 
 
 def fit(args: argparse.Namespace, model: ValueModel, opt: torch.optim.Optimizer, data: dict[str, Any],
@@ -197,10 +240,11 @@ def fit(args: argparse.Namespace, model: ValueModel, opt: torch.optim.Optimizer,
     obs, win = data["obs"], data["win"].astype(np.float32)
     margin = data["margin"].astype(np.float32)
     batch_at = batch_order(tr, args.batch, args.seed)
+    dev = _device_of(model)
     while progress.step < args.steps:
         b = batch_at(progress.step)
-        loss, _ = losses(model, torch.as_tensor(obs[b]), torch.as_tensor(target[b]),
-                         torch.as_tensor(margin[b]), args.margin_weight)
+        loss, _ = losses(model, torch.as_tensor(obs[b]).to(dev), torch.as_tensor(target[b]).to(dev),
+                         torch.as_tensor(margin[b]).to(dev), args.margin_weight)
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -302,6 +346,8 @@ def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
     ap.add_argument("--resume", action="store_true", help="continue OUT/checkpoint.pt up to --steps")
     ap.add_argument("--export", default=None, help="also write the numpy net to STEM.npz/.json + STEM_config.json")
     ap.add_argument("--torch-threads", type=int, default=1)
+    ap.add_argument("--device", default="cpu", choices=["auto", "cpu", "cuda"],
+                    help="training device (default cpu; auto: CUDA when torch finds it)")
     ap.add_argument("--no-progress", action="store_true")
     args = ap.parse_args(argv)
     if args.targets != "mc" and not args.bootstrap:

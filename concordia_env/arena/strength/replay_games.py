@@ -1,0 +1,255 @@
+"""Re-playing the games of strength-table chunks that have no games file, to write that file.
+
+Chunks written before the table kept its games hold per game its seed, seats and result, not its
+actions. Every agent of a table is seeded (each game resets it with the game's seat seeds) and
+deterministic, so a chunk's games can be played again and their actions recorded::
+
+    python -m concordia_env.arena.strength --replay-games --config results/strength/config.json \
+        --out results/strength --lines 'italia2-*'
+
+The contract:
+
+- a chunk (``lines/<line>/deals_<a>-<b>.json``) is replayed when it is valid for the config
+  (:func:`~concordia_env.arena.strength.chunks.chunk_problem`) and has no games file beside it; one
+  with a games file is skipped, so running the command again goes on where it stopped. A chunk
+  that is not valid is reported with a warning and left alone (nothing is renamed);
+- each game is played from the chunk's seed and seat specs with agents built by
+  :func:`~concordia_env.agents.base.make_agent` with ``allow_import=False`` (the specs come from
+  files), in the worker pool of :class:`~concordia_env.arena.runner.Runner`;
+- every replayed game must give the chunk's scores, ranking, winning seat, truncation, card plays,
+  decisions per seat and forfeit. A chunk with a game that differs gets no games file, and one
+  :class:`~concordia_env.arena.strength.config.StrengthWarning` line names the chunk, its first
+  differing game and what differs;
+- the games file is written atomically by the code a strength run writes it with
+  (:func:`~concordia_env.arena.strength.chunks.chunk_games`), so it is byte for byte the file the
+  run would have written;
+- Ctrl-C or SIGTERM: the games in flight finish, the chunks they complete are written, then
+  :class:`~concordia_env.arena.pools.Interrupted`.
+
+Nothing else in the folder changes: the chunk files, the summary and the table stay as they are.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from ...agents.base import Agent, make_agent
+from ...dataset.format import chunk_games_path, write_dataset
+from ..evaluation import TimedAgent
+from ..game_result import GameResult
+from ..pools import Interrupted
+from ..records import play_game
+from ..runner import Runner
+from .chunks import CHUNK_RE, chunk_games, chunk_problem, line_folder
+from .config import Line, StrengthConfig, StrengthWarning, _is_int, select_lines
+
+#: (chunk entry key, replayed result key, what the mismatch line calls it): what a replay must reproduce
+CHECKED = (("scores", "scores", "scores"), ("ranking", "ranking", "ranking"), ("winner_seat", "winner", "winning seat"),
+           ("truncated", "truncated", "truncation"), ("turns", "turns", "card plays"),
+           ("decisions", "decisions", "decisions per seat"), ("forfeit", "forfeit", "forfeit"))
+
+Task = tuple[str, int, int, tuple[str, ...], bool, int]
+
+# Agents built in this process, by spec: one instance per seat a spec fills in a game, reused
+# across games (play_game resets them), as the strength run's workers keep theirs.
+_AGENTS: dict[str, list[Agent]] = {}
+
+
+@dataclass
+class ReplayReport:
+    """What a replay did: the games files written, the games replayed, the chunks that already had
+    their games file, and the chunks left without one (a game that did not replay to its result,
+    or a chunk that is not valid for the config)."""
+
+    chunks_written: int = 0
+    games_replayed: int = 0
+    chunks_kept: int = 0
+    mismatched: list[Path] = field(default_factory=list)
+    unusable: list[Path] = field(default_factory=list)
+
+
+@dataclass
+class _Job:
+    """One chunk to replay: its line, file, first deal, ``per_game`` entries and the results so far."""
+
+    line: Line
+    path: Path
+    first: int
+    entries: list[dict[str, Any]]
+    played: list[dict[str, Any] | None]
+
+    def tasks(self) -> list[Task]:
+        line = self.line
+        return [(line.map, line.players, int(e["seed"]), tuple(e["seats"]), line.intermediate_scoring,
+                 line.max_turns) for e in self.entries]
+
+
+# ---------------------------------------------------------------- playing (in a worker)
+def _seat_agents(specs: Sequence[str]) -> list[Agent]:
+    """Agents for one game's seats (the i-th seat a spec fills gets that spec's i-th instance)."""
+    used: dict[str, int] = {}
+    out = []
+    for spec in specs:
+        i = used.get(spec, 0)
+        used[spec] = i + 1
+        pool = _AGENTS.setdefault(spec, [])
+        while len(pool) <= i:
+            pool.append(make_agent(spec, allow_import=False))
+        out.append(pool[i])
+    return out
+
+
+def _replay(task: Task) -> dict[str, Any]:
+    """One game: its result (timed, as a strength run's worker returns it), its ``actions`` and
+    ``wall_seconds``. An agent that fails forfeits the game, so the result differs from the chunk's
+    and the chunk is reported, rather than the whole replay stopping."""
+    start = time.perf_counter()
+    map_name, n, seed, specs, intermediate, max_turns = task
+    timed = [TimedAgent(a) for a in _seat_agents(specs)]
+    record = play_game(map_name, n, seed, timed, intermediate_scoring=intermediate, max_turns=max_turns, forfeit=True)
+    result = GameResult.from_json(record["result"]).timed([t.decisions for t in timed], [t.seconds for t in timed])
+    return {**result.to_json(), "actions": record["actions"], "wall_seconds": time.perf_counter() - start}
+
+
+# ---------------------------------------------------------------- checking
+def _difference(entry: dict[str, Any], played: dict[str, Any]) -> str | None:
+    """What the replayed game ``played`` gives differently from the chunk's ``entry``; None if nothing."""
+    for ours, theirs, what in CHECKED:
+        if entry.get(ours) != played.get(theirs):
+            return f"the replay gives {what} {played.get(theirs)!r}, the chunk {entry.get(ours)!r}"
+    return None
+
+
+def chunk_mismatch(chunk: Path, first: int, players: int, entries: Sequence[dict[str, Any]],
+                   played: Sequence[dict[str, Any]]) -> str | None:
+    """The one line saying how a chunk's replayed games differ from its entries (the first differing
+    game, and how many more differ); None if every game replayed to the chunk's result."""
+    differences = [(g, d) for g, (e, p) in enumerate(zip(entries, played)) if (d := _difference(e, p)) is not None]
+    if not differences:
+        return None
+    g, what = differences[0]
+    entry = entries[g]
+    more = f"; {len(differences) - 1} more game(s) of the chunk differ" if len(differences) > 1 else ""
+    return (f"chunk {chunk}, game {g} (deal {first + g // players}, seed {entry['seed']}, seats "
+            f"{', '.join(entry['seats'])}): {what}{more}; no games file written")
+
+
+# ---------------------------------------------------------------- finding the chunks
+def _warn(message: str) -> None:
+    with tqdm.external_write_mode(file=sys.stderr):  # clear the progress bar, then write the line
+        warnings.warn(message, StrengthWarning, stacklevel=3)
+
+
+def _jobs(lines: Sequence[Line], out: Path, report: ReplayReport) -> list[_Job]:
+    """The chunks of ``lines`` without a games file, in line order then name order."""
+    jobs = []
+    for line in lines:
+        folder = line_folder(out, line)
+        paths = sorted(p for p in folder.glob("deals_*.json") if p.is_file()) if folder.is_dir() else []
+        for path in paths:
+            if chunk_games_path(path).exists():
+                report.chunks_kept += 1
+                continue
+            m = CHUNK_RE.match(path.name)
+            data: Any = None
+            if m is None or not 0 <= int(m[1]) <= int(m[2]) < line.deals:
+                problem: str | None = f"the name is not deals_<first>-<last>.json with deals of 0..{line.deals - 1}"
+            else:
+                try:
+                    data = json.loads(path.read_text(encoding="utf-8"))
+                    problem = chunk_problem(data, line, int(m[1]), int(m[2]))
+                except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+                    problem = f"unreadable ({exc})"
+            if problem is not None or m is None:
+                report.unusable.append(path)
+                _warn(f"chunk {path}: {problem}; its games are not replayed")
+                continue
+            entries = data["per_game"]
+            jobs.append(_Job(line, path, int(m[1]), entries, [None] * len(entries)))
+    return jobs
+
+
+def _build_agents(jobs: Sequence[_Job]) -> None:
+    """Build every spec's agent here, before any game (and before the workers fork): a spec that
+    cannot be built is a ``ValueError`` naming its line."""
+    for job in jobs:
+        for spec in dict.fromkeys(job.line.lineup):
+            if spec not in _AGENTS:
+                try:
+                    _seat_agents([spec])
+                except ValueError as exc:
+                    raise ValueError(f"line {job.line.id}: {exc}") from None
+
+
+# ---------------------------------------------------------------- the run
+def replay_chunk_games(config: StrengthConfig, out: str | os.PathLike, *, lines: str | None = None,
+                       workers: int = 1, progress: bool = True,
+                       log: Callable[[str], None] | None = None) -> ReplayReport:
+    """Replay the games of the selected lines' chunks (``lines``: comma-separated globs) that have
+    no games file, and write it for each chunk whose games replay to its results (module doc).
+
+    ``log`` gets one line per games file written (its path, games and seconds). Returns a
+    :class:`ReplayReport`. ``ValueError`` for bad arguments or agents that cannot be built, before
+    any game; ``Interrupted`` after Ctrl-C or SIGTERM (the chunks completed are written)."""
+    if not _is_int(workers) or workers < 1:
+        raise ValueError(f"workers must be a positive int, got {workers!r}")
+    out = Path(out)
+    report = ReplayReport()
+    jobs = _jobs(select_lines(config, lines), out, report)
+    if not jobs:
+        return report
+    _build_agents(jobs)
+    tasks = [(j, g, task) for j, job in enumerate(jobs) for g, task in enumerate(job.tasks())]
+
+    def finish(job: _Job) -> None:
+        played: list[dict[str, Any]] = [p for p in job.played if p is not None]
+        job.played = []  # the actions are written or dropped: free them
+        problem = chunk_mismatch(job.path, job.first, job.line.players, job.entries, played)
+        if problem is not None:
+            report.mismatched.append(job.path)
+            _warn(problem)
+            return
+        games = chunk_games_path(job.path)
+        write_dataset(games, chunk_games(job.line, job.first, played))
+        report.chunks_written += 1
+        if log is not None:
+            seconds = sum(float(p["wall_seconds"]) for p in played)
+            with tqdm.external_write_mode(file=sys.stderr):
+                log(f"wrote {games.relative_to(out)}: {len(played)} games replayed in {seconds:.1f} s")
+
+    with Runner(_replay, [task for _, _, task in tasks], workers=workers, progress=progress,
+                desc="replay", leave=True) as run:
+        for k, played in run:
+            j, g = tasks[k][0], tasks[k][1]
+            jobs[j].played[g] = played
+            report.games_replayed += 1
+            if all(p is not None for p in jobs[j].played):
+                finish(jobs[j])
+                run.bar.set_postfix(chunks=f"{report.chunks_written}/{len(jobs)}", refresh=False)
+    if run.cut_short:
+        raise Interrupted()
+    return report
+
+
+def replay_command(config: StrengthConfig, out: Path, lines: str | None, workers: int, progress: bool) -> int:
+    """``--replay-games`` of the command line: replay, print one line per games file and a last line
+    with the counts; exit status 0, or 1 when a chunk is left without its games file (see the warnings)."""
+    if not (out / "lines").is_dir():
+        raise ValueError(f"--out {out}: no lines folder, so no chunk to replay")
+    report = replay_chunk_games(config, out, lines=lines, workers=workers, progress=progress,
+                                log=lambda line: print(line, flush=True))
+    left = len(report.mismatched) + len(report.unusable)
+    print(f"{report.games_replayed} games replayed, {report.chunks_written} games files written, "
+          f"{report.chunks_kept} chunks already had theirs"
+          + (f", {left} chunk(s) left without one (see the warnings)" if left else ""))
+    return 1 if left else 0
