@@ -231,6 +231,37 @@ def _int_list(x: Any, length: int | None = None) -> bool:
     return isinstance(x, list) and all(_is_int(v) for v in x) and (length is None or len(x) == length)
 
 
+def check_game_fields(obj: dict[str, Any], fields: Sequence[str], label: str = "") -> int:
+    """Check the fields a game record and a data-set line share: every one of ``fields`` present, then
+    the map, player count, seed, intermediate scoring, one agent name per seat and the action ids;
+    ``ValueError`` names what is wrong (``label``, e.g. ``"record "``, starts the field's name). The
+    player count."""
+    missing = [k for k in fields if k not in obj]
+    if missing:
+        raise ValueError(f"{f'game {label}'.strip()} lacks field(s) {missing}")
+    if obj["map"] not in MAP_NAMES:
+        raise ValueError(f"{label}field 'map': unknown map {short_repr(obj['map'])}; allowed: {list(MAP_NAMES)}")
+    if not _is_int(obj["players"]):
+        raise ValueError(f"{label}field 'players' must be an int, got {short_repr(obj['players'])}")
+    check_setup_args(obj["map"], obj["players"])
+    n: int = obj["players"]
+    if not _is_int(obj["seed"]):
+        raise ValueError(f"{label}field 'seed' must be an int, got {short_repr(obj['seed'])}")
+    if not isinstance(obj["intermediate_scoring"], bool):
+        raise ValueError(f"{label}field 'intermediate_scoring' must be true or false, "
+                         f"got {short_repr(obj['intermediate_scoring'])}")
+    agents = obj["agents"]
+    if not (isinstance(agents, list) and len(agents) == n and all(isinstance(a, str) for a in agents)):
+        raise ValueError(f"{label}field 'agents' must be a list of {n} names, got {short_repr(agents)}")
+    actions = obj["actions"]
+    if not _int_list(actions):
+        raise ValueError(f"{label}field 'actions' must be a list of ints")
+    bad = next((i for i, a in enumerate(actions) if not 0 <= a < NUM_ACTIONS), None)
+    if bad is not None:
+        raise ValueError(f"{label}action {bad} is {actions[bad]}, outside the action ids 0..{NUM_ACTIONS - 1}")
+    return n
+
+
 def validate_record(record: Any) -> None:
     """Check a record's format, version, fields and their types (not the game itself:
     that is :func:`verify_record`). ``ValueError`` names what is wrong."""
@@ -242,30 +273,8 @@ def validate_record(record: Any) -> None:
     if not (_is_int(version) and version == RECORD_VERSION):  # not true, 1.0 or "1"
         raise ValueError(f"unsupported game record version {short_repr(version)} "
                          f"(this reader knows version {RECORD_VERSION}, an integer)")
-    missing = [k for k in ("map", "players", "seed", "intermediate_scoring", "agents", "actions", "result")
-               if k not in record]
-    if missing:
-        raise ValueError(f"game record lacks field(s) {missing}")
-    if record["map"] not in MAP_NAMES:
-        raise ValueError(f"record field 'map': unknown map {short_repr(record['map'])}; allowed: {list(MAP_NAMES)}")
-    if not _is_int(record["players"]):
-        raise ValueError(f"record field 'players' must be an int, got {short_repr(record['players'])}")
-    check_setup_args(record["map"], record["players"])
-    n = record["players"]
-    if not _is_int(record["seed"]):
-        raise ValueError(f"record field 'seed' must be an int, got {short_repr(record['seed'])}")
-    if not isinstance(record["intermediate_scoring"], bool):
-        raise ValueError(f"record field 'intermediate_scoring' must be true or false, "
-                         f"got {short_repr(record['intermediate_scoring'])}")
-    agents = record["agents"]
-    if not (isinstance(agents, list) and len(agents) == n and all(isinstance(a, str) for a in agents)):
-        raise ValueError(f"record field 'agents' must be a list of {n} names, got {short_repr(agents)}")
-    actions = record["actions"]
-    if not _int_list(actions):
-        raise ValueError("record field 'actions' must be a list of ints")
-    bad = next((i for i, a in enumerate(actions) if not 0 <= a < NUM_ACTIONS), None)
-    if bad is not None:
-        raise ValueError(f"record action {bad} is {actions[bad]}, outside the action ids 0..{NUM_ACTIONS - 1}")
+    n = check_game_fields(record, ("map", "players", "seed", "intermediate_scoring", "agents", "actions", "result"),
+                          "record ")
     _validate_result(record["result"], n)
 
 

@@ -96,9 +96,11 @@ BACKENDS = ("local", "ray")
 _AGENT_POOL: dict[str, list[Agent]] = {}
 
 
-def seat_agents(specs: Sequence[str]) -> list[Agent]:
+def seat_agents(specs: Sequence[str], allow_import: bool = True) -> list[Agent]:
     """Agents for one game's seats from the process-wide pool (the i-th seat a spec fills
-    gets that spec's i-th instance, so no instance plays two seats of one game)."""
+    gets that spec's i-th instance, so no instance plays two seats of one game).
+    ``allow_import=False`` for specs read from files: a ``module:Class`` spec is refused, not
+    imported (:func:`concordia_env.agents.base.make_agent`)."""
     used: dict[str, int] = {}
     out = []
     for spec in specs:
@@ -106,7 +108,7 @@ def seat_agents(specs: Sequence[str]) -> list[Agent]:
         used[spec] = i + 1
         pool = _AGENT_POOL.setdefault(spec, [])
         while len(pool) <= i:
-            pool.append(make_agent(spec))
+            pool.append(make_agent(spec, allow_import=allow_import))
         out.append(pool[i])
     return out
 

@@ -14,10 +14,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..arena.records import check_forfeit, short_repr
-from ..data import MAP_NAMES
+from ..arena.records import check_forfeit, check_game_fields, short_repr
 from ..engine import NUM_ACTIONS
-from ..game import check_setup_args
 
 DATASET_FORMAT = "concordia-env/games"
 DATASET_VERSION = 1
@@ -106,35 +104,14 @@ def check_game_line(line: Any) -> None:
     :func:`concordia_env.dataset.replay.replay_line`); ``ValueError`` names what is wrong."""
     if not isinstance(line, dict):
         raise ValueError(f"a game line is a JSON object, got {type(line).__name__}")
-    missing = [k for k in GAME_FIELDS if k not in line]
-    if missing:
-        raise ValueError(f"game lacks field(s) {missing}")
-    if line["map"] not in MAP_NAMES:
-        raise ValueError(f"field 'map': unknown map {short_repr(line['map'])}; allowed: {list(MAP_NAMES)}")
-    if not _is_int(line["players"]):
-        raise ValueError(f"field 'players' must be an int, got {short_repr(line['players'])}")
-    check_setup_args(line["map"], line["players"])
-    if not _is_int(line["seed"]):
-        raise ValueError(f"field 'seed' must be an int, got {short_repr(line['seed'])}")
-    if not isinstance(line["intermediate_scoring"], bool):
-        raise ValueError(f"field 'intermediate_scoring' must be true or false, got "
-                         f"{short_repr(line['intermediate_scoring'])}")
+    check_game_fields(line, GAME_FIELDS)
     _check_seats(line, line["players"])
-    actions = line["actions"]
-    if not _ints(actions):
-        raise ValueError("field 'actions' must be a list of ints")
-    bad = next((i for i, a in enumerate(actions) if not 0 <= a < NUM_ACTIONS), None)
-    if bad is not None:
-        raise ValueError(f"action {bad} is {actions[bad]}, outside the action ids 0..{NUM_ACTIONS - 1}")
     if "source" in line and not isinstance(line["source"], str):
         raise ValueError(f"field 'source' must be a string, got {short_repr(line['source'])}")
 
 
 def _check_seats(line: dict[str, Any], n: int) -> None:
     """The per-seat fields and the result fields of a game line with ``n`` players."""
-    agents = line["agents"]
-    if not (isinstance(agents, list) and len(agents) == n and all(isinstance(a, str) for a in agents)):
-        raise ValueError(f"field 'agents' must be a list of {n} names, got {short_repr(agents)}")
     if not _ints(line["scores"], n):
         raise ValueError(f"field 'scores' must be {n} ints, got {short_repr(line['scores'])}")
     if not (_ints(line["ranking"], n) and sorted(line["ranking"]) == list(range(n))):

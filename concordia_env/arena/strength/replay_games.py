@@ -43,13 +43,13 @@ from typing import Any
 
 from tqdm import tqdm
 
-from ...agents.base import Agent, make_agent
 from ...dataset.format import chunk_games_path, write_dataset
 from ..evaluation import TimedAgent
 from ..game_result import GameResult
 from ..pools import Interrupted
 from ..records import play_game
 from ..runner import Runner
+from ..tournament import seat_agents
 from .chunks import CHUNK_RE, chunk_games, chunk_problem, line_folder
 from .config import Line, StrengthConfig, StrengthWarning, _is_int, select_lines
 
@@ -60,9 +60,6 @@ CHECKED = (("scores", "scores", "scores"), ("ranking", "ranking", "ranking"), ("
 
 Task = tuple[str, int, int, tuple[str, ...], bool, int]
 
-# Agents built in this process, by spec: one instance per seat a spec fills in a game, reused
-# across games (play_game resets them), as the strength run's workers keep theirs.
-_AGENTS: dict[str, list[Agent]] = {}
 
 
 @dataclass
@@ -95,27 +92,13 @@ class _Job:
 
 
 # ---------------------------------------------------------------- playing (in a worker)
-def _seat_agents(specs: Sequence[str]) -> list[Agent]:
-    """Agents for one game's seats (the i-th seat a spec fills gets that spec's i-th instance)."""
-    used: dict[str, int] = {}
-    out = []
-    for spec in specs:
-        i = used.get(spec, 0)
-        used[spec] = i + 1
-        pool = _AGENTS.setdefault(spec, [])
-        while len(pool) <= i:
-            pool.append(make_agent(spec, allow_import=False))
-        out.append(pool[i])
-    return out
-
-
 def _replay(task: Task) -> dict[str, Any]:
     """One game: its result (timed, as a strength run's worker returns it), its ``actions`` and
     ``wall_seconds``. An agent that fails forfeits the game, so the result differs from the chunk's
     and the chunk is reported, rather than the whole replay stopping."""
     start = time.perf_counter()
     map_name, n, seed, specs, intermediate, max_turns = task
-    timed = [TimedAgent(a) for a in _seat_agents(specs)]
+    timed = [TimedAgent(a) for a in seat_agents(specs, allow_import=False)]
     record = play_game(map_name, n, seed, timed, intermediate_scoring=intermediate, max_turns=max_turns, forfeit=True)
     result = GameResult.from_json(record["result"]).timed([t.decisions for t in timed], [t.seconds for t in timed])
     return {**result.to_json(), "actions": record["actions"], "wall_seconds": time.perf_counter() - start}
@@ -184,11 +167,10 @@ def _build_agents(jobs: Sequence[_Job]) -> None:
     cannot be built is a ``ValueError`` naming its line."""
     for job in jobs:
         for spec in dict.fromkeys(job.line.lineup):
-            if spec not in _AGENTS:
-                try:
-                    _seat_agents([spec])
-                except ValueError as exc:
-                    raise ValueError(f"line {job.line.id}: {exc}") from None
+            try:  # built once: the pool keeps it for the games
+                seat_agents([spec], allow_import=False)
+            except ValueError as exc:
+                raise ValueError(f"line {job.line.id}: {exc}") from None
 
 
 # ---------------------------------------------------------------- the run
