@@ -51,3 +51,20 @@ def wait_for(condition: Callable[[], object], timeout: float, what: str = "condi
         if time.monotonic() - t0 > timeout:
             pytest.fail(f"no {what} within {timeout} s")
         time.sleep(poll)
+
+
+def interrupt_on_call(monkeypatch: pytest.MonkeyPatch, owner: object, name: str, n: int = 5) -> Callable[..., object]:
+    """Make ``owner.name`` (a worker's one-game function) raise KeyboardInterrupt on its ``n``-th call, as
+    Ctrl-C would there, and call through otherwise; the original function, to put back for a resume."""
+    calls = 0
+    original = getattr(owner, name)
+
+    def interrupted(task: object) -> object:
+        nonlocal calls
+        calls += 1
+        if calls == n:
+            raise KeyboardInterrupt
+        return original(task)
+
+    monkeypatch.setattr(owner, name, interrupted)
+    return original

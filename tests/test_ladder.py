@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from processes import interrupt_on_call
 
 from concordia_env.arena import ladder as lad
 from concordia_env.arena.evaluation import comparable
@@ -131,16 +132,7 @@ def test_the_ladder_plays_the_table_deals(tmp_path):
 
 def test_resuming_after_ctrl_c_gives_the_same_results_file(tiny, tmp_path, monkeypatch, capsys):
     out = tmp_path / "tiny"
-    calls = []
-    play = st_chunks._play
-
-    def interrupt_on_the_fifth_game(task):
-        calls.append(task)
-        if len(calls) == 5:
-            raise KeyboardInterrupt
-        return play(task)
-
-    monkeypatch.setattr(st_chunks, "_play", interrupt_on_the_fifth_game)
+    play = interrupt_on_call(monkeypatch, st_chunks, "_play")
     assert ladder(*TINY, "--out", str(out))[0] == 130
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "concordia ladder: interrupted; the finished games are kept in" in err

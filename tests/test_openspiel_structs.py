@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,21 +15,11 @@ import pytest
 pyspiel = pytest.importorskip("pyspiel", reason="OpenSpiel is not installed: pip install '.[openspiel]'")
 
 from open_spiel.python.observation import make_observation  # noqa: E402
+from test_openspiel import COMBOS, ROOT, play_random  # noqa: E402
 
 from concordia_env import engine as E  # noqa: E402
 from concordia_env.display.structs import action_struct, position_struct  # noqa: E402
 from concordia_env.integrations import openspiel  # noqa: E402
-
-ROOT = Path(__file__).resolve().parents[1]
-COMBOS = [("italia", 2), ("italia", 4), ("imperium", 3), ("imperium", 5)]
-
-
-def play_random(state, rng: np.random.Generator, moves: int) -> None:
-    for _ in range(moves):
-        if state.is_terminal():
-            return
-        legal = state.legal_actions()
-        state.apply_action(legal[int(rng.integers(len(legal)))])
 
 
 def canonical(text: str) -> str:

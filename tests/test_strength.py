@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from processes import interrupt_on_call
 
 from concordia_env.arena import strength as st
 from concordia_env.arena import tournament
@@ -220,16 +221,7 @@ def test_a_damaged_chunk_is_reported_and_played_again(config, played, tmp_path, 
 
 
 def test_ctrl_c_keeps_the_finished_chunks(config, tmp_path, monkeypatch):
-    calls = []
-    play = st_chunks._play
-
-    def interrupt_on_the_fifth_game(task):
-        calls.append(task)
-        if len(calls) == 5:
-            raise KeyboardInterrupt
-        return play(task)
-
-    monkeypatch.setattr(st_chunks, "_play", interrupt_on_the_fifth_game)
+    play = interrupt_on_call(monkeypatch, st_chunks, "_play")
     with pytest.raises(KeyboardInterrupt):
         st.run_lines(config, tmp_path, lines=LINE_IDS[0], deals_chunk=1, progress=False)
     folder = tmp_path / "lines" / LINE_IDS[0]

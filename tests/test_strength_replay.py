@@ -11,6 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from processes import interrupt_on_call
 
 from concordia_env.arena import strength as st
 from concordia_env.arena.strength import replay_games as rg
@@ -168,16 +169,7 @@ def test_an_out_folder_without_lines_is_refused(stripped, tmp_path, capsys):
 
 
 def test_ctrl_c_keeps_the_games_files_written(config, stripped, monkeypatch):
-    calls = []
-    replay = rg._replay
-
-    def interrupt_on_the_fifth_game(task):
-        calls.append(task)
-        if len(calls) == 5:
-            raise KeyboardInterrupt
-        return replay(task)
-
-    monkeypatch.setattr(rg, "_replay", interrupt_on_the_fifth_game)
+    replay = interrupt_on_call(monkeypatch, rg, "_replay")
     out, _ = stripped
     with pytest.raises(KeyboardInterrupt):
         rg.replay_chunk_games(config, out, lines=ITALIA, progress=False)
