@@ -1,6 +1,7 @@
 """The benchmark scripts run and print their figures (smoke tests; speed itself is never asserted)."""
 
 import io
+from pathlib import Path
 
 import pytest
 
@@ -50,6 +51,16 @@ def test_search_benchmark_prints_az_against_mcts_per_simulation():
     assert all(r["us_per_simulation"] > 0 for r in rows) and rows[0]["vs_mcts"] == 1.0
 
 
+def test_search_benchmark_adds_a_value_net_on_its_own_map():
+    from concordia_env.tools.bench_search import bench_search
+
+    net = Path(__file__).resolve().parents[1] / "results" / "az_values" / "value_italia"
+    rows = bench_search(3, 1, seed=0, out=io.StringIO(), net=str(net))
+    extra = [r for r in rows if r["agent"].startswith("az:net=")]
+    assert [(r["map"], r["agent"]) for r in extra] == [("italia", f"az:net={net}:simulations=3")]
+    assert extra[0]["us_per_simulation"] > 0
+
+
 @pytest.mark.parametrize("argv,needle", [
     (["env", "--players", "6"], "players"),
     (["env", "--num-envs", "a,b"], "num-envs"),
@@ -57,6 +68,7 @@ def test_search_benchmark_prints_az_against_mcts_per_simulation():
     (["picture", "--games", "0"], "--games"),
     (["picture", "--dpi", "10"], "--dpi must be from 40 to 320"),
     (["search", "--simulations", "0"], "'0' must be >= 1"),
+    (["search", "--net", "no/such/net"], "--net: "),
 ])
 def test_bench_cli_rejects_bad_arguments(argv, needle, capsys):
     with pytest.raises(SystemExit):

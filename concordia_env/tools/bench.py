@@ -366,6 +366,8 @@ def main(argv: list[str] | None = None) -> int:
     search.add_argument("--simulations", type=positive_int, default=400, help="simulations per search (default 400)")
     search.add_argument("--repeats", type=positive_int, default=3, help="runs per figure; the median is shown (default 3)")
     search.add_argument("--seed", type=int, default=0)
+    search.add_argument("--net", metavar="STEM", default=None,
+                        help="also az with this value network (its .npz/.json stem), on the map it was trained for")
     pic = sub.add_parser("picture", help="the board picture (render_mode='rgb_array'): cold first frame and frames/s")
     pic.add_argument("--games", type=int, default=1, help="games per row (default 1)")
     pic.add_argument("--dpi", type=int, default=80, help="picture resolution (default 80: 1280x800)")
@@ -378,7 +380,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.what == "search":
         from .bench_search import bench_search  # (imports the agents, which the other benchmarks do not need)
 
-        bench_search(args.simulations, args.repeats, args.seed)
+        try:
+            bench_search(args.simulations, args.repeats, args.seed, net=args.net)
+        except (ValueError, FileNotFoundError) as exc:  # a bad --net: one line
+            parser.error(f"--net: {exc}")
         return 0
     if args.repeats < 1:
         parser.error("--repeats must be at least 1")

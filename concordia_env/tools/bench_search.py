@@ -1,5 +1,6 @@
 """Search speed: microseconds per simulation of ``az`` (compiled and numpy) against one MCTS
-iteration, on the same positions in the same run (``python -m concordia_env.tools.bench search``).
+iteration, on the same positions in the same run (``python -m concordia_env.tools.bench search``);
+``--net STEM`` adds ``az`` with that network (on its map).
 
 The positions are heuristic games' positions at fixed move counts (seeded), so every agent
 searches the same ones; each agent searches each position ``repeats`` times after one warm-up
@@ -16,6 +17,7 @@ from typing import TextIO
 from ..agents.base import make_agent
 from ..agents.heuristic import HeuristicAgent
 from ..agents.mcts import MCTSAgent
+from ..agents.value_net import ValueNet
 from ..encoding import observation
 from ..state import GameState, new_game
 
@@ -52,22 +54,28 @@ def us_per_simulation(spec: str, simulations: int, states: list[GameState], repe
     return statistics.median(times)
 
 
-def bench_search(simulations: int, repeats: int, seed: int, out: TextIO = sys.stdout) -> list[dict]:
-    """Print and return the microseconds per simulation of MCTS and ``az`` on every game of :data:`GAMES`."""
+def bench_search(simulations: int, repeats: int, seed: int, out: TextIO = sys.stdout,
+                 net: str | None = None) -> list[dict]:
+    """Print and return the microseconds per simulation of MCTS and ``az`` on every game of :data:`GAMES`;
+    with ``net`` (a value net's stem), also ``az`` with that network on the map it was trained for
+    (a wider network makes a simulation dearer: this row says how much)."""
     specs = (f"mcts:iterations={simulations}", f"az:simulations={simulations}",
              f"az:simulations={simulations}:compiled=0")
+    net_map = ValueNet.load(net).map_name if net is not None else None
+    extra_specs = (f"az:net={net}:simulations={simulations}",) if net is not None else ()
     from .bench import machine_description
 
     print(f"machine: {machine_description()}", file=out)
-    print(f"{'game':<12} {'agent':<36} {'us/simulation':>14} {'x mcts':>8}", file=out, flush=True)
+    width = max(len(spec) for spec in specs + extra_specs) + 2
+    print(f"{'game':<12} {'agent':<{width}} {'us/simulation':>14} {'x mcts':>8}", file=out, flush=True)
     rows = []
     for map_name, players in GAMES:
         states = bench_positions(map_name, players, seed)
         base = None
-        for spec in specs:
+        for spec in specs + (extra_specs if net_map in (None, map_name) else ()):
             us = us_per_simulation(spec, simulations, states, repeats)
             base = base if base is not None else us
             rows.append({"map": map_name, "players": players, "agent": spec, "us_per_simulation": round(us, 1),
                          "vs_mcts": round(us / base, 2)})
-            print(f"{map_name + str(players):<12} {spec:<36} {us:>14.1f} {us / base:>8.2f}", file=out, flush=True)
+            print(f"{map_name + str(players):<12} {spec:<{width}} {us:>14.1f} {us / base:>8.2f}", file=out, flush=True)
     return rows
