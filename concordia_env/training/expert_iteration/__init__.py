@@ -163,7 +163,7 @@ from .seats import (
     _RecordingSeat,
     make_expert,
 )
-from .selfplay import _selfplay_pool, _selfplay_task, game_seed, play_selfplay_game, run_selfplay
+from .selfplay import _selfplay_pool, _selfplay_task, expert_name, game_seed, play_selfplay_game, run_selfplay
 from .settings import (
     DATA_VERSION,
     FIXED_ARGS,
@@ -208,7 +208,7 @@ __all__ = [
     "file_sha256", "read_json", "checkpoint_fixed", "check_run_file", "selfplay_config", "selfplay_expert",
     # self-play
     "PRIOR_SCALE", "TEACHER_VALUE_TEMPERATURE", "EXPLORE_STREAM", "_NET_CACHE", "_expert_net", "make_expert", "Row",
-    "_RecordingSeat", "RecordingSeat", "TeacherSeat", "game_seed", "play_selfplay_game", "_selfplay_task",
+    "_RecordingSeat", "RecordingSeat", "TeacherSeat", "expert_name", "game_seed", "play_selfplay_game", "_selfplay_task",
     "_selfplay_pool", "run_selfplay",
     # shards and training data
     "POSITION_KEYS", "VISIT_KEYS", "GAME_KEYS", "shard_meta", "write_shard", "read_shard", "shard_ok",

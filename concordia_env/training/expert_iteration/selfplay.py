@@ -1,5 +1,9 @@
 """Self-play: one game of the expert against itself (:func:`play_selfplay_game`), and a
-generation's games played in workers or Ray tasks and written as shards (:func:`run_selfplay`)."""
+generation's games played in workers or Ray tasks and written as shards (:func:`run_selfplay`).
+
+Each game is kept whole beside its positions (:mod:`concordia_env.training.game_log`): its action
+ids, its setup and result, and at every seat the name :func:`expert_name` gives the expert, so
+``concordia dataset export`` replays and exports it."""
 
 from __future__ import annotations
 
@@ -16,6 +20,7 @@ from concordia_env.arena.game_result import GameResult
 from concordia_env.arena.pools import process_pool
 from concordia_env.arena.records import play_game
 from concordia_env.arena.runner import Runner
+from concordia_env.training.game_log import game_entry
 
 from .seats import RecordingSeat, TeacherSeat, _RecordingSeat, make_expert
 from .settings import Expert, SelfPlayConfig, shard_games, shard_path
@@ -27,9 +32,23 @@ def game_seed(cfg: SelfPlayConfig, g: int, game: int) -> int:
     return int(np.random.default_rng(np.random.SeedSequence([cfg.seed, g, game])).integers(2**31 - 1))
 
 
+def expert_name(cfg: SelfPlayConfig, g: int, expert: Expert) -> str:
+    """Who plays every seat of generation ``g``'s self-play, as its kept games name the seats (a
+    description, not an agent spec): ``az-selfplay:gen=G:net=SHA12:simulations=S`` for a network's
+    search (the first 12 hex digits of its ``.npz``'s sha256), ``mcts-heuristic-selfplay:gen=G:simulations=S``
+    for the heuristic-guided search, ``heuristic-teacher:gen=G:epsilon=E`` for the heuristic teacher.
+    No path enters it, so shards stay the same bytes wherever the run folder is."""
+    if expert.is_teacher:
+        return f"heuristic-teacher:gen={g}:epsilon={cfg.teacher_epsilon:g}"
+    if expert.stem is None:
+        return f"mcts-heuristic-selfplay:gen={g}:simulations={cfg.simulations}"
+    return f"az-selfplay:gen={g}:net={expert.sha256[:12]}:simulations={cfg.simulations}"
+
+
 def play_selfplay_game(cfg: SelfPlayConfig, g: int, game: int, expert: Expert) -> tuple[dict[str, np.ndarray],
                                                                                           dict[str, Any]]:
-    """Play self-play game ``game`` of generation ``g``: its position arrays and its game-table row."""
+    """Play self-play game ``game`` of generation ``g``: its position arrays and its game-table row,
+    with its ``game_record`` entry and ``actions`` (:mod:`~concordia_env.training.game_log`)."""
     seed = game_seed(cfg, g, game)
     seat: _RecordingSeat = (TeacherSeat(cfg.teacher_epsilon, seed) if expert.is_teacher
                                          else RecordingSeat(make_expert(cfg, expert), cfg))
@@ -54,7 +73,9 @@ def play_selfplay_game(cfg: SelfPlayConfig, g: int, game: int, expert: Expert) -
     info = {"game_index": game, "game_seed": seed, "game_players": cfg.players,
             "game_winner": -1 if result.truncated else result.ranking[0],
             "game_truncated": int(result.truncated), "game_decisions": seat.decisions,
-            "game_positions": m, "game_turns": result.turns, "game_scores": scores}
+            "game_positions": m, "game_turns": result.turns, "game_scores": scores,
+            "game_record": game_entry(record, [expert_name(cfg, g, expert)] * cfg.players),
+            "actions": record["actions"]}
     return arrays, info
 
 

@@ -1,5 +1,11 @@
 """The self-play shard format: writing a shard, reading and checking one, and loading the
-positions of a window's shards for training."""
+positions of a window's shards for training.
+
+A shard also keeps its games whole (:data:`~concordia_env.training.game_log.GAME_LOG_KEYS`: the
+action ids, setups, seat names and results), for ``concordia dataset export``. Those members are
+optional: a shard written before games were kept lacks them and loads for training as before; the
+members of the positions and the game table, and ``meta``, are what they were, so such a shard is
+still kept by a resumed run."""
 
 from __future__ import annotations
 
@@ -14,6 +20,7 @@ from concordia_env import engine as E
 from concordia_env._internal import files
 from concordia_env._internal.files import write_bytes_atomic
 from concordia_env.arena.run_folder import keep
+from concordia_env.training.game_log import log_arrays
 from concordia_env.training.value.data import read_shard_arrays
 
 from .settings import Expert, SelfPlayConfig, shard_games, warn
@@ -38,11 +45,13 @@ def shard_meta(cfg: SelfPlayConfig, g: int, index: int, expert: Expert) -> dict[
 
 
 def write_shard(path: Path, meta: dict[str, Any], games: list[tuple[dict[str, np.ndarray], dict[str, Any]]]) -> int:
-    """Write one shard atomically; returns its number of positions."""
+    """Write one shard atomically (fixed zip time stamps: the same games give the same bytes); returns
+    its number of positions. Each game's info holds its game-table row, ``game_record`` and ``actions``."""
     data = {k: np.concatenate([a[k] for a, _ in games]) for k in POSITION_KEYS + VISIT_KEYS}
     for k in GAME_KEYS:
         dtype = np.int64 if k == "game_seed" else np.int32
         data[k] = np.asarray([i[k] for _, i in games], dtype)
+    data.update(log_arrays([i["game_record"] for _, i in games], [i["actions"] for _, i in games]))
     data["meta"] = np.array(json.dumps(meta, sort_keys=True))
     write_bytes_atomic(path, files.npz_bytes(data, compresslevel=6))
     return len(data["step"])

@@ -39,6 +39,11 @@ is the viewer); rows of absent seats are 0:
 
 Games cut off by ``--max-turns`` are listed (``game_truncated``) but contribute no positions.
 
+Every game is also kept whole, truncated ones too (:mod:`concordia_env.training.game_log`): its
+action ids (``game_actions``, int16, with ``game_action_offsets``) and its setup, agent specs by
+seat and result (``game_records``), so ``concordia dataset export`` replays and exports it. A
+shard written before games were kept lacks these three members and still loads.
+
 Shards and resuming
 -------------------
 Games are written in shards of ``--shard-size`` games, ``shard_{i:05d}.npz`` holding games
@@ -80,6 +85,7 @@ from concordia_env.arena.records import play_game
 from concordia_env.arena.run_folder import RunFolder, keep
 from concordia_env.arena.runner import Runner
 from concordia_env.data import MAP_NAMES, load_map
+from concordia_env.training.game_log import game_entry, log_arrays
 from concordia_env.engine import MAXP
 from concordia_env.state import GameState
 
@@ -138,7 +144,7 @@ def _relative(values: Sequence[float] | np.ndarray, seat: int, n: int) -> np.nda
 
 def play_recorded(cfg: DataConfig, g: int) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """Play game ``g`` and return its recorded positions (arrays of :data:`POSITION_KEYS`) and its row
-    of the game table."""
+    of the game table, with its ``game_record`` entry and ``actions`` (:mod:`~concordia_env.training.game_log`)."""
     n, agent_ids, game_seed, offset = game_plan(cfg, g)
     agents = [make_agent(cfg.agents[a], 0) for a in agent_ids]  # play_game reseeds them per seat
     obs, seats, steps, turns, heur = [], [], [], [], []
@@ -161,7 +167,8 @@ def play_recorded(cfg: DataConfig, g: int) -> tuple[dict[str, np.ndarray], dict[
     result = GameResult.from_json(record["result"])
     info = {"game_index": g, "game_seed": game_seed, "game_players": n,
             "game_agents": agent_ids + [-1] * (MAXP - n), "game_truncated": result.truncated,
-            "game_decisions": count}
+            "game_decisions": count, "game_record": game_entry(record, [cfg.agents[a] for a in agent_ids]),
+            "actions": record["actions"]}
     if result.truncated:
         obs, seats, steps, turns, heur = [], [], [], [], []
     final = np.asarray(result.scores, np.float64)
@@ -210,6 +217,7 @@ def build_shard(cfg: DataConfig, index: int, games: range) -> tuple[bytes, int, 
     data = {k: np.concatenate([p[k] for p in parts]) for k in POSITION_KEYS}
     for k in GAME_KEYS:
         data[k] = np.asarray([i[k] for i in infos], np.int64 if k == "game_seed" else np.int32)
+    data.update(log_arrays([i["game_record"] for i in infos], [i["actions"] for i in infos]))
     meta = dict(cfg.to_json(), shard=index, games=[games.start, games.stop])
     data["meta"] = np.array(json.dumps(meta, sort_keys=True))
     buf = io.BytesIO()
