@@ -25,6 +25,7 @@ from concordia_env.agents.value_net import ValueNet
 from concordia_env.arena.records import play_game
 from concordia_env.game import get_game
 from concordia_env.state import GameState
+from concordia_env.training.game_log import GAME_LOG_KEYS, read_games
 
 torch = pytest.importorskip("torch")
 from concordia_env.training import expert_iteration as X  # noqa: E402 - needs torch
@@ -47,7 +48,9 @@ def _log(out: Path) -> list[dict]:
 # ------------------------------------------------------------ generation 0's teachers (fast)
 #: sha256 over the members (name, then the decompressed bytes, in name order) of the shard that
 #: ``run_selfplay`` wrote for TINY with the default teacher before ``--teacher`` existed: the
-#: default teacher's shards must stay the same (members, not zip bytes: zlib versions may differ)
+#: default teacher's shards must stay the same (members, not zip bytes: zlib versions may differ).
+#: The members that keep the games (``game_log.GAME_LOG_KEYS``), added since, are left out: the
+#: positions, the game table and ``meta`` are still those bytes
 MCTS_SHARD_MEMBERS_SHA256 = "e1e8b06174540b5b4d6ea0e5510f5d7180e1e48591ca9c3e632cb740a112b052"
 
 
@@ -55,6 +58,8 @@ def _members_sha256(path: Path) -> str:
     h = hashlib.sha256()
     with zipfile.ZipFile(path) as z:
         for name in sorted(z.namelist()):
+            if name.removesuffix(".npy") in GAME_LOG_KEYS:
+                continue
             h.update(name.encode())
             h.update(z.read(name))
     return h.hexdigest()
@@ -110,6 +115,8 @@ def test_heuristic_teacher_without_exploration_plays_the_heuristics_game(tmp_pat
     assert info["game_seed"] == X.game_seed(cfg, 0, 1) and not record["result"]["truncated"]
     assert list(info["game_scores"][:2]) == record["result"]["scores"]
     assert info["game_decisions"] == len(record["actions"]) and info["game_positions"] == len(seen)
+    assert info["actions"] == record["actions"] and info["game_record"]["scores"] == record["result"]["scores"]
+    assert info["game_record"]["agents"] == ["heuristic-teacher:gen=0:epsilon=0"] * 2
     assert np.array_equal(arrays["state"], np.asarray(seen))
 
 
@@ -124,6 +131,9 @@ def test_the_default_teacher_keeps_its_shards(tmp_path: Path) -> None:
     assert a.read_bytes() == b.read_bytes()
     assert "teacher_epsilon" not in X.read_shard(a)["meta"]
     assert _members_sha256(a) == MCTS_SHARD_MEMBERS_SHA256
+    games = read_games(a)  # and the shard now keeps its games
+    assert games is not None and [g["game"] for g in games] == [0, 1]
+    assert games[0]["agents"] == ["mcts-heuristic-selfplay:gen=0:simulations=8"] * 2
 
 
 def test_the_teacher_is_fixed_for_a_run(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:

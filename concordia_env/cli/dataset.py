@@ -1,8 +1,10 @@
 """``concordia dataset``: export recorded games into one data-set file, and check such a file.
 
 ``concordia dataset export RECORDS... --out FILE`` reads game records, records folders, strength-table
-folders and data-set files (:mod:`concordia_env.dataset.export`); a bad input is skipped with one
-``warning:`` line naming it (``--strict``: the first one is an error). ``concordia dataset check FILE``
+folders, self-play run folders (value data, expert iteration, turn-level TD) and data-set files
+(:mod:`concordia_env.dataset.export`); a bad input is skipped with one ``warning:`` line naming it
+(``--strict``: the first one is an error), and the shards written before self-play kept its games
+are counted in one ``warning:`` line. ``concordia dataset check FILE``
 replays every game of a data set against its stored result and prints what the file holds.
 """
 
@@ -21,9 +23,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     sub = p.add_subparsers(dest="dataset_command", required=True, metavar="ACTION")
     e = sub.add_parser("export", help="export game records into one data-set file (.jsonl.gz)",
                        description="Export game records (files, records folders from 'concordia tournament "
-                                   "--records', strength-table folders, other data-set files) into one data-set "
+                                   "--records', strength-table folders, self-play run folders of value data, "
+                                   "expert iteration or turn-level TD, other data-set files) into one data-set "
                                    "file. Every game is replayed and checked against its stored result.")
-    e.add_argument("inputs", nargs="+", metavar="RECORDS", help="game record files, folders, or .jsonl.gz data sets")
+    e.add_argument("inputs", nargs="+", metavar="RECORDS",
+                   help="game record files, folders (records, strength tables, self-play runs), or .jsonl.gz data sets")
     e.add_argument("--out", required=True, metavar="FILE", help="the data-set file to write (name ends in .jsonl.gz)")
     e.add_argument("--strict", action="store_true", help="stop at the first bad input instead of skipping it")
     c = sub.add_parser("check", help="replay every game of a data-set file and summarise it",
@@ -54,6 +58,9 @@ def _export(args: argparse.Namespace, out: TextIO) -> int:
         _warn(f"{len(report.without_actions)} strength-table chunk file(s) hold no actions (written before the "
               f"table kept its games), so their {report.without_actions_games} games are not exported, "
               f"e.g. {report.without_actions[0]}")
+    if report.old_shards:
+        _warn(f"{len(report.old_shards)} shards from before game actions were kept: their "
+              f"{report.old_shards_games} games are not exported, e.g. {report.old_shards[0]}")
     skipped = f"; {len(report.skipped)} bad input(s) skipped (see the warnings)" if report.skipped else ""
     print(f"wrote {report.games} games from {report.files} file(s) to {report.out} "
           f"({report.bytes / 1024:.1f} KiB){skipped}", file=out)

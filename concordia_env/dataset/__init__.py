@@ -20,8 +20,10 @@ the replay. The JSON Schemas of a line (header or game) and of a game record shi
 :func:`schema` (``"dataset_line"`` or ``"game_record"``).
 
 **Writing**: ``concordia dataset export RECORDS... --out FILE`` (:func:`export_dataset`) from game
-records, records folders (``concordia tournament --records``), strength-table folders and other
-data-set files; the strength table keeps each chunk's games beside it as a data-set file.
+records, records folders (``concordia tournament --records``), strength-table folders, self-play run
+folders (value data, expert iteration, turn-level TD: :mod:`.runs`) and other data-set files; the
+strength table keeps each chunk's games beside it as a data-set file, self-play shards keep theirs
+(:mod:`concordia_env.training.game_log`).
 
 **Reading**: :func:`iter_games` (the game lines, without replay), :func:`iter_replays` (per game and
 seat: observations, masks, actions, returns) and :func:`load_steps` (flat arrays of every decision);

@@ -12,6 +12,12 @@ What is read, for each input in the order given (a folder's files in sorted path
   of every game) where the chunk is there;
 - a strength-table chunk (``deals_<a>-<b>.json``) without a games file: written before the table
   kept its games; its games cannot be exported (counted in :attr:`ExportReport.without_actions`);
+- a self-play run folder (:mod:`concordia_env.dataset.runs`: value data, expert iteration, the
+  turn-level TD loop, found by its settings file, named or inside a folder): its games only, from
+  its shards (:mod:`concordia_env.training.game_log`; each game's source is the shard and the game's
+  index, ``RUN/gen_002/selfplay/shard_00000.npz#5``) or its records. A shard written before games
+  were kept holds none (counted in :attr:`ExportReport.old_shards`); a shard file named on its own is
+  read the same way;
 - anything else (results files, manifests, summaries): ignored.
 
 A bad input (unreadable, corrupt, a game that does not replay to its stored result) is skipped with
@@ -32,8 +38,11 @@ from pathlib import Path
 from typing import Any
 
 from ..arena.records import RECORD_FORMAT, is_unfinished, load_record, read_json_file, verify_record
-from .format import CHUNK_GAMES_SUFFIX, SUFFIX, line_from_record, write_dataset
+from ..training.game_log import read_games, shard_games_count
+from .format import CHUNK_GAMES_SUFFIX, GAME_FIELDS, SUFFIX, check_game_line, line_from_record, write_dataset
 from .reader import DatasetWarning, SkipFn, iter_games
+from .replay import replay_line
+from .runs import SHARD_RE, run_of, run_roots, unit_kind
 
 CHUNK_RE = re.compile(r"^deals_\d+-\d+\.json$")
 
@@ -41,7 +50,8 @@ CHUNK_RE = re.compile(r"^deals_\d+-\d+\.json$")
 @dataclass
 class ExportReport:
     """What an export did: the games written, the input files they came from, the bad inputs skipped
-    (one line each), the strength chunks that hold no actions, and the file's size in bytes."""
+    (one line each), the strength chunks and the self-play shards that hold no actions (with their
+    games), and the file's size in bytes."""
 
     out: Path
     games: int = 0
@@ -49,6 +59,8 @@ class ExportReport:
     skipped: list[str] = field(default_factory=list)
     without_actions: list[Path] = field(default_factory=list)
     without_actions_games: int = 0
+    old_shards: list[Path] = field(default_factory=list)
+    old_shards_games: int = 0
     bytes: int = 0
 
 
@@ -132,6 +144,32 @@ def _dataset(path: Path, source: str, ex: _Export) -> None:
         ex.report.files += 1
 
 
+def _shard(path: Path, source: str, ex: _Export) -> None:
+    """The games a self-play shard keeps, each checked and replayed against its stored result."""
+    try:
+        games = read_games(path)
+    except ValueError as exc:
+        text = str(exc)
+        ex.skip(text if os.fspath(path) in text else f"self-play shard {path}: {text}")
+        return
+    if games is None:
+        ex.report.old_shards.append(path)
+        ex.report.old_shards_games += shard_games_count(path)
+        return
+    before = len(ex.lines)
+    for game in games:
+        line = {**{k: game[k] for k in GAME_FIELDS}, "source": f"{source}#{game['game']}"}
+        try:
+            check_game_line(line)
+            replay_line(line)
+        except ValueError as exc:
+            ex.skip(f"self-play shard {path}, game {game['game']}: {exc}")
+            continue
+        ex.lines.append(line)
+    if len(ex.lines) > before or not games:
+        ex.report.files += 1
+
+
 def _old_chunk(path: Path, ex: _Export) -> None:
     ex.report.without_actions.append(path)
     games = _chunk_games(path)
@@ -141,7 +179,9 @@ def _old_chunk(path: Path, ex: _Export) -> None:
 # ---------------------------------------------------------------- walking the inputs
 def _kind(path: Path, named: bool) -> str | None:
     """``"record"``, ``"dataset"``, ``"chunk"`` (a strength chunk without its games file), ``"chunk games"``
-    (a chunk named by the user, read through its games file) or None (not read). ``named``: the user named this file, so a JSON file is taken as a record."""
+    (a chunk named by the user, read through its games file) or None (not read); a self-play run's
+    files are sorted out before (:func:`_folder`). ``named``: the user named this file, so a JSON file
+    is taken as a record."""
     name = path.name
     if name.startswith(".") or name.endswith(".tmp"):
         return None
@@ -161,16 +201,25 @@ def _kind(path: Path, named: bool) -> str | None:
     return "record" if isinstance(data, dict) and data.get("format") == RECORD_FORMAT else None
 
 
-def _files(inputs: Sequence[str | os.PathLike], out: Path) -> Iterator[tuple[Path, str, bool]]:
-    """``(file, source label, named by the user)`` for every file of the inputs, in order."""
+def _folder(path: Path, out: Path) -> Iterator[tuple[Path, str, str | None]]:
+    """``(file, source label, kind)`` for every file of a folder, in sorted order; a self-play run's
+    files (:mod:`concordia_env.dataset.runs`) are read as the run keeps its games."""
+    found = [p for p in sorted(path.rglob("*")) if p.is_file() and p.resolve() != out]
+    roots = run_roots(found)
+    for file in found:
+        source = f"{path.resolve().name}/{file.relative_to(path).as_posix()}"
+        root = run_of(file, roots)
+        yield file, source, _kind(file, False) if root is None else unit_kind(roots[root], root, file)
+
+
+def _files(inputs: Sequence[str | os.PathLike], out: Path) -> Iterator[tuple[Path, str, str | None]]:
+    """``(file, source label, kind)`` (:func:`_kind`) for every file of the inputs, in order."""
     for given in inputs:
         path = Path(given)
         if path.is_file():
-            yield path, path.name, True
+            yield path, path.name, "shard" if SHARD_RE.match(path.name) else _kind(path, True)
         elif path.is_dir():
-            for found in sorted(p for p in path.rglob("*") if p.is_file()):
-                if found.resolve() != out:
-                    yield found, f"{path.resolve().name}/{found.relative_to(path).as_posix()}", False
+            yield from _folder(path, out)
         else:
             raise ValueError(f"no such file or folder: {path}")
 
@@ -188,9 +237,8 @@ def export_dataset(inputs: Sequence[str | os.PathLike], out: str | os.PathLike, 
     if out_path.is_dir():
         raise ValueError(f"{out_path} is a folder; give a file name ending in {SUFFIX}")
     ex = _Export(ExportReport(out_path), strict, on_skip)
-    readers = {"record": _record, "dataset": _dataset}
-    for path, source, named in list(_files(inputs, out_path.resolve())):
-        kind = _kind(path, named)
+    readers = {"record": _record, "dataset": _dataset, "shard": _shard}
+    for path, source, kind in list(_files(inputs, out_path.resolve())):
         if kind == "chunk":
             _old_chunk(path, ex)
         elif kind == "chunk games":
@@ -203,6 +251,8 @@ def export_dataset(inputs: Sequence[str | os.PathLike], out: str | os.PathLike, 
         if ex.report.without_actions:
             why.append(f"{len(ex.report.without_actions)} strength-table chunk(s) hold no actions, written before "
                        f"the table kept its games")
+        if ex.report.old_shards:
+            why.append(f"{len(ex.report.old_shards)} self-play shard(s) from before game actions were kept")
         raise ValueError(f"no game to export in {where}" + (f" ({'; '.join(why)})" if why else ""))
     ex.report.games = len(ex.lines)
     ex.report.bytes = write_dataset(out_path, ex.lines)

@@ -378,13 +378,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.what == "picture":
         return _main_picture(parser, args)
     if args.what == "search":
-        from .bench_search import bench_search  # (imports the agents, which the other benchmarks do not need)
-
-        try:
-            bench_search(args.simulations, args.repeats, args.seed, net=args.net)
-        except (ValueError, FileNotFoundError) as exc:  # a bad --net: one line
-            parser.error(f"--net: {exc}")
-        return 0
+        return _main_search(parser, args)
     if args.repeats < 1:
         parser.error("--repeats must be at least 1")
     if args.what == "core":
@@ -412,6 +406,17 @@ def _main_picture(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
     if not MIN_DPI <= args.dpi <= MAX_DPI:
         parser.error(f"--dpi must be from {MIN_DPI} to {MAX_DPI}")
     bench_picture(args.games, args.seed, args.dpi)
+    return 0
+
+
+def _main_search(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    """``bench search``; a bad ``--net`` is one line (status 2)."""
+    from .bench_search import bench_search  # (imports the agents, which the other benchmarks do not need)
+
+    try:
+        bench_search(args.simulations, args.repeats, args.seed, net=args.net)
+    except (ValueError, FileNotFoundError) as exc:
+        parser.error(f"--net: {exc}")
     return 0
 
 

@@ -85,9 +85,9 @@ from concordia_env.arena.records import play_game
 from concordia_env.arena.run_folder import RunFolder, keep
 from concordia_env.arena.runner import Runner
 from concordia_env.data import MAP_NAMES, load_map
-from concordia_env.training.game_log import game_entry, log_arrays
 from concordia_env.engine import MAXP
 from concordia_env.state import GameState
+from concordia_env.training.game_log import game_entry, log_arrays
 
 #: version of the shard layout; part of every shard's settings
 DATA_VERSION = 1
