@@ -177,3 +177,29 @@ def test_ctrl_c_keeps_the_games_files_written(config, stripped, monkeypatch):
     monkeypatch.setattr(rg, "_replay", replay)
     report = rg.replay_chunk_games(config, out, lines=ITALIA, progress=False)
     assert (report.chunks_written, report.games_replayed, report.chunks_kept) == (1, 2, 1)
+
+
+def test_numpy_search_specs_set_compiled_0_on_az_only():
+    assert rg.numpy_search_specs(["az:simulations=200:prior_mix=1", "net"]) == (
+        "az:simulations=200:prior_mix=1:compiled=0", "net")
+    assert rg.numpy_search_specs(["az:compiled=1", "heuristic"]) is None
+    assert rg.numpy_search_specs(["mcts:iterations=10", "azure"]) is None
+
+
+def test_a_game_that_differs_with_the_compiled_search_is_played_with_the_numpy_one(monkeypatch):
+    entry = {"scores": [1, 2], "ranking": [1, 0]}
+    calls = []
+
+    def play(task, specs):
+        calls.append(tuple(specs))
+        return {"scores": [1, 2] if len(calls) == 2 else [3, 4], "ranking": [1, 0], "actions": [7]}
+
+    monkeypatch.setattr(rg, "_play", play)
+    monkeypatch.setattr(rg, "CHECKED", (("scores", "scores", "scores"), ("ranking", "ranking", "ranking")))
+    task = ("italia", 2, 5, ("az:simulations=5", "net"), False, 2000, entry)
+    played = rg._replay(task)
+    assert calls == [("az:simulations=5", "net"), ("az:simulations=5:compiled=0", "net")]
+    assert played["scores"] == [1, 2] and played["actions"] == [7]
+    calls.clear()
+    assert rg._replay(("italia", 2, 5, ("heuristic", "net"), False, 2000, entry))["scores"] == [3, 4]
+    assert calls == [("heuristic", "net")]  # no az seat: played once, and the chunk is reported

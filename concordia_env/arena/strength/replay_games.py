@@ -17,7 +17,9 @@ The contract:
   :func:`~concordia_env.agents.base.make_agent` with ``allow_import=False`` (the specs come from
   files), in the worker pool of :class:`~concordia_env.arena.runner.Runner`;
 - every replayed game must give the chunk's scores, ranking, winning seat, truncation, card plays,
-  decisions per seat and forfeit. A chunk with a game that differs gets no games file, and one
+  decisions per seat and forfeit. A game with an ``az`` seat that differs is played once more with
+  ``az``'s numpy search (``compiled=0``), which the table's ``az`` games were played with: the
+  compiled search makes the same moves but for rare near-ties (:func:`numpy_search_specs`). A chunk with a game that differs gets no games file, and one
   :class:`~concordia_env.arena.strength.config.StrengthWarning` line names the chunk, its first
   differing game and what differs;
 - the games file is written atomically by the code a strength run writes it with
@@ -58,7 +60,8 @@ CHECKED = (("scores", "scores", "scores"), ("ranking", "ranking", "ranking"), ("
            ("truncated", "truncated", "truncation"), ("turns", "turns", "card plays"),
            ("decisions", "decisions", "decisions per seat"), ("forfeit", "forfeit", "forfeit"))
 
-Task = tuple[str, int, int, tuple[str, ...], bool, int]
+#: map, players, seed, seat specs, intermediate scoring, card-play limit, and the chunk's entry of the game
+Task = tuple[str, int, int, tuple[str, ...], bool, int, dict[str, Any]]
 
 
 
@@ -88,20 +91,38 @@ class _Job:
     def tasks(self) -> list[Task]:
         line = self.line
         return [(line.map, line.players, int(e["seed"]), tuple(e["seats"]), line.intermediate_scoring,
-                 line.max_turns) for e in self.entries]
+                 line.max_turns, e) for e in self.entries]
 
 
 # ---------------------------------------------------------------- playing (in a worker)
-def _replay(task: Task) -> dict[str, Any]:
-    """One game: its result (timed, as a strength run's worker returns it), its ``actions`` and
-    ``wall_seconds``. An agent that fails forfeits the game, so the result differs from the chunk's
-    and the chunk is reported, rather than the whole replay stopping."""
-    start = time.perf_counter()
-    map_name, n, seed, specs, intermediate, max_turns = task
+def numpy_search_specs(specs: Sequence[str]) -> tuple[str, ...] | None:
+    """``specs`` with every ``az`` spec that names no ``compiled`` option set to ``compiled=0``; None if
+    there is none. The table's ``az`` games were played before its search was compiled whole; the
+    compiled search makes the same moves except, rarely, where two moves' values differ by less
+    than the two searches' rounding (about 1e-6), so such a game is played again with the numpy search."""
+    changed = tuple(f"{s}:compiled=0" if s.split(":")[0] == "az" and ":compiled=" not in s else s for s in specs)
+    return changed if changed != tuple(specs) else None
+
+
+def _play(task: Task, specs: Sequence[str]) -> dict[str, Any]:
+    map_name, n, seed, _, intermediate, max_turns, _ = task
     timed = [TimedAgent(a) for a in seat_agents(specs, allow_import=False)]
     record = play_game(map_name, n, seed, timed, intermediate_scoring=intermediate, max_turns=max_turns, forfeit=True)
     result = GameResult.from_json(record["result"]).timed([t.decisions for t in timed], [t.seconds for t in timed])
-    return {**result.to_json(), "actions": record["actions"], "wall_seconds": time.perf_counter() - start}
+    return {**result.to_json(), "actions": record["actions"]}
+
+
+def _replay(task: Task) -> dict[str, Any]:
+    """One game: its result (timed, as a strength run's worker returns it), its ``actions`` and
+    ``wall_seconds``; played with the numpy ``az`` search again if it differs from the chunk's entry
+    with the compiled one (:func:`numpy_search_specs`). An agent that fails forfeits the game, so the
+    result differs from the chunk's and the chunk is reported, rather than the whole replay stopping."""
+    start = time.perf_counter()
+    played = _play(task, task[3])
+    numpy_specs = numpy_search_specs(task[3])
+    if numpy_specs is not None and _difference(task[6], played) is not None:
+        played = _play(task, numpy_specs)
+    return {**played, "wall_seconds": time.perf_counter() - start}
 
 
 # ---------------------------------------------------------------- checking
