@@ -226,8 +226,14 @@ def _play(task: tuple[str, int, int, tuple[str, ...], bool, int]) -> dict[str, A
     (``actions``), which the chunk's games file keeps. An agent that fails (an illegal action, a
     bot that crashes, hangs or answers garbage) forfeits the game, as in a tournament: the result
     says so (``forfeit``) and the run goes on."""
-    map_name, n, game_seed, specs, intermediate, max_turns = task
-    timed = [TimedAgent(a) for a in seat_agents(specs)]
+    return play_seats(*task)
+
+
+def play_seats(map_name: str, n: int, game_seed: int, specs: Sequence[str], intermediate: bool, max_turns: int,
+               allow_import: bool = True) -> dict[str, Any]:
+    """:func:`_play`'s game with the seats' agents from the process pool (``allow_import=False`` for
+    specs read from files, as a replay's are)."""
+    timed = [TimedAgent(a) for a in seat_agents(specs, allow_import=allow_import)]
     record = play_game(map_name, n, game_seed, timed, intermediate_scoring=intermediate, max_turns=max_turns,
                        forfeit=True)
     result = GameResult.from_json(record["result"]).timed([t.decisions for t in timed], [t.seconds for t in timed])

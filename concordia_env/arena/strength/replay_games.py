@@ -46,13 +46,10 @@ from typing import Any
 from tqdm import tqdm
 
 from ...dataset.format import chunk_games_path, write_dataset
-from ..evaluation import TimedAgent
-from ..game_result import GameResult
 from ..pools import Interrupted
-from ..records import play_game
 from ..runner import Runner
 from ..tournament import seat_agents
-from .chunks import CHUNK_RE, chunk_games, chunk_problem, line_folder
+from .chunks import CHUNK_RE, chunk_games, chunk_problem, line_folder, play_seats
 from .config import Line, StrengthConfig, StrengthWarning, _is_int, select_lines
 
 #: (chunk entry key, replayed result key, what the mismatch line calls it): what a replay must reproduce
@@ -106,10 +103,7 @@ def numpy_search_specs(specs: Sequence[str]) -> tuple[str, ...] | None:
 
 def _play(task: Task, specs: Sequence[str]) -> dict[str, Any]:
     map_name, n, seed, _, intermediate, max_turns, _ = task
-    timed = [TimedAgent(a) for a in seat_agents(specs, allow_import=False)]
-    record = play_game(map_name, n, seed, timed, intermediate_scoring=intermediate, max_turns=max_turns, forfeit=True)
-    result = GameResult.from_json(record["result"]).timed([t.decisions for t in timed], [t.seconds for t in timed])
-    return {**result.to_json(), "actions": record["actions"]}
+    return play_seats(map_name, n, seed, specs, intermediate, max_turns, allow_import=False)
 
 
 def _replay(task: Task) -> dict[str, Any]:
