@@ -100,3 +100,26 @@ def test_the_warm_start_model_computes_what_the_numpy_network_computes():
     from concordia_env.encoding import OBSERVATION_LAYOUT
     obs[:, OBSERVATION_LAYOUT["seat_present"]] = [1, 1, 0, 0, 0]
     np.testing.assert_allclose(torch_values(model_from_net(net), obs), net.values(obs), atol=1e-5)
+
+
+def test_a_run_with_board_features_warm_starts_from_az_and_its_networks_read_them(tmp_path: Path, capsys):
+    from test_board_features import feature_net
+
+    net = feature_net()
+    obs = np.stack([game_positions(play_game("italia", 2, 3, [TurnAgent(net="none", w=1)] * 2))["obs"][i]
+                    for i in (0, 5, 9)])
+    np.testing.assert_allclose(torch_values(model_from_net(net), obs), net.values(obs), atol=1e-5)
+    plain = random_net(4, policy=False)
+    widened = model_from_net(plain, "board-v1")  # zero weights on the features: the same values
+    np.testing.assert_allclose(torch_values(widened, obs), plain.values(obs), atol=1e-5)
+    with pytest.raises(ValueError, match="reads 'board-v1' features"):
+        model_from_net(net, "board-v2")
+    out = tmp_path / "run"
+    args = TINY + ["--rounds", "1", "--init", "az", "--features", "board-v1", "--out", str(out)]
+    assert main(args) == 0
+    assert json.loads((out / "settings.json").read_text())["features"] == "board-v1"
+    trained = ValueNet.load(out / "round_00" / "net.npz")
+    assert trained.features == "board-v1" and trained.trunk[0][0].shape == (128, 2378 + 130)
+    capsys.readouterr()
+    assert main([a for a in args if a not in ("--features", "board-v1")] + ["--resume"]) == 2
+    assert "other settings (--features" in capsys.readouterr().err

@@ -183,7 +183,8 @@ class AZAgent(_NetUser, MCTSAgent):
         compiled: with ``prior_mix=1``, run each simulation compiled from deck sample to backup
             (:mod:`concordia_env.agents.az_search`; the default); 0 runs the loop in Python with the
             network in numpy, as ``prior_mix < 1`` always does. Both make the same search but for
-            the rounding of the network's sums (about 1e-7 in a value).
+            the rounding of the network's sums (about 1e-7 in a value). A network with board
+            features (:mod:`concordia_env.board_features`) always runs in numpy.
         end_stake, max_turns, root_noise, root_noise_alpha, move_temperature: as for
             :class:`~concordia_env.agents.mcts.MCTSAgent`.
     """
@@ -224,9 +225,14 @@ class AZAgent(_NetUser, MCTSAgent):
         self._active_net = self.net_for(self._map, state.num_players)
         self._encoder = self.encoder_for(self._map)
         self._map_index = map_id(self._map)
-        if self.compiled and self.prior_mix == 1 and id(self._active_net) not in self._compiled_nets:
+        if self._runs_compiled() and id(self._active_net) not in self._compiled_nets:
             self._compiled_nets[id(self._active_net)] = CompiledNet.of(self._active_net)
         return super().search(state)
+
+    def _runs_compiled(self) -> bool:
+        """Whether this search's simulations run compiled: asked for, values only from the network,
+        and a network over the observation alone."""
+        return self.compiled and self.prior_mix == 1 and self._active_net.features is None
 
     def _new_node(self, s: np.ndarray, T: np.ndarray, mask: np.ndarray, root: bool = False) -> Node:
         """A node valued by the win head of its own observation; priors wait for its first search
@@ -271,7 +277,7 @@ class AZAgent(_NetUser, MCTSAgent):
     def _iterate(self, root: SearchRoot, count: int) -> None:
         """Run ``count`` simulations from ``root``: compiled whole (:mod:`concordia_env.agents.az_search`)
         where the network gives only values, else :meth:`_iterate_python`."""
-        if not (self.compiled and self.prior_mix == 1):
+        if not self._runs_compiled():
             self._iterate_python(root, count)
             return
         decks = np.empty((count, E.NCARD), np.int32)

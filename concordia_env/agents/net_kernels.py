@@ -38,7 +38,7 @@ class CompiledNet:
     """A :class:`ValueNet`'s trunk and win head laid out for :func:`win_shares` (see :meth:`of`).
 
     ``first``: the first layer's weights ``(inputs, width)``; ``weights``/``biases``: every other
-    trunk layer's ``(out, in)`` weights and biases, flat and in order; ``widths``: every trunk
+    trunk layer's weights ``(in, out)`` (input-major, as ``first``) and biases, flat and in order; ``widths``: every trunk
     layer's width; ``scratch``: two rows for the hidden activations."""
 
     scale: np.ndarray
@@ -57,13 +57,15 @@ class CompiledNet:
     def of(cls, net: ValueNet) -> CompiledNet:
         if not net.trunk:  # a linear model: the win head reads the scaled observation itself
             raise ValueError("the compiled network needs at least one trunk layer")
+        if net.features is not None:
+            raise ValueError(f"the compiled network reads the observation alone, not {net.features!r} features")
         (w1, b1), rest = net.trunk[0], net.trunk[1:]
         f32 = np.float32
         widths = np.array([w.shape[0] for w, _ in net.trunk], np.int64)
         win_w, win_b = net.heads["win"]
         return cls(scale=net.scale, unbounded=net.unbounded.astype(np.uint8),
                    first=np.ascontiguousarray(w1.T, f32), first_bias=b1,
-                   weights=np.concatenate([w.ravel() for w, _ in rest] or [np.zeros(0, f32)]).astype(f32),
+                   weights=np.concatenate([w.T.ravel() for w, _ in rest] or [np.zeros(0, f32)]).astype(f32),
                    biases=np.concatenate([b for _, b in rest] or [np.zeros(0, f32)]).astype(f32),
                    widths=widths, activation=ACTIVATION_IDS[net.activation],
                    win_weight=win_w, win_bias=win_b, scratch=np.zeros((2, int(widths.max()))))
@@ -94,13 +96,28 @@ def _activate(x, activation):
     return x if x > 0.0 else 0.01 * x
 
 
+@kernel(inline="always")
+def _dense(h, w, bias, activation, out):
+    """``out = activation(h @ w + bias)`` with ``w`` input-major ``(in, out)``: the loop over
+    outputs vectorises, and each output's float64 sum still runs over the inputs in order."""
+    out[:] = 0.0
+    for i in range(h.shape[0]):
+        v = h[i]
+        w_i = w[i]
+        for j in range(out.shape[0]):
+            out[j] += w_i[j] * v
+    for j in range(out.shape[0]):
+        out[j] = _activate(np.float32(out[j] + bias[j]), activation)
+
+
 @kernel()
 def win_shares(x, scale, unbounded, first, first_bias, weights, biases, widths, activation, win_weight, win_bias,
                scratch, out):
     """The win shares of observation ``x`` into ``out`` (see the module doc)."""
     h, g = scratch[0], scratch[1]
     width = widths[0]
-    h[:width] = 0.0
+    acc = h[:width]
+    acc[:] = 0.0
     for i in range(x.shape[0]):
         v = x[i]
         if v == 0.0:
@@ -109,18 +126,16 @@ def win_shares(x, scale, unbounded, first, first_bias, weights, biases, widths, 
             v = np.float32(math.log1p(max(v, 0.0)))
         else:
             v = v * scale[i]
+        w_i = first[i]
         for j in range(width):
-            h[j] += v * first[i, j]
+            acc[j] += v * w_i[j]
     for j in range(width):
         h[j] = _activate(np.float32(h[j] + first_bias[j]), activation)
     at_w, at_b = 0, 0
     for layer in range(1, widths.shape[0]):
         out_width = widths[layer]
-        for j in range(out_width):
-            acc = 0.0
-            for i in range(width):
-                acc += weights[at_w + j * width + i] * h[i]
-            g[j] = _activate(np.float32(acc + biases[at_b + j]), activation)
+        _dense(h[:width], weights[at_w:at_w + width * out_width].reshape((width, out_width)),
+               biases[at_b:at_b + out_width], activation, g[:out_width])
         at_w += out_width * width
         at_b += out_width
         width = out_width

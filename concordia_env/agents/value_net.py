@@ -30,7 +30,9 @@ The files
 ``observation.unbounded`` bool ``(OBSERVATION_SIZE,)``; weights float32.
 ``STEM.json``: ``format`` (:data:`FORMAT_NAME`), ``format_version``, ``architecture``
 (``type`` "mlp", ``layer_sizes`` from the observation size through the trunk,
-``activation``, ``heads``, ``rows``), ``observation`` (``size``, ``scaling``),
+``activation``, ``heads``, ``rows``, optionally ``features``: a set of
+:mod:`concordia_env.board_features` appended to the scaled observation, so the first layer
+reads ``layer_sizes[0]`` plus their count), ``observation`` (``size``, ``scaling``),
 ``margin_scale``, ``npz_sha256``, ``map``, optionally ``players`` (the player counts it was
 trained for) and free-form ``metadata``. The pair is written and read by
 :mod:`concordia_env.agents.weights`, the one reader and header check of every numpy weights pair
@@ -52,6 +54,7 @@ from typing import Any
 import numpy as np
 
 from concordia_env import encoding
+from concordia_env.board_features import FEATURE_SETS, board_features, feature_size
 
 from .numpy_policy import ACTIVATIONS, SCALING_RULE, check_scaling, check_weights
 from .weights import Layout, PairFormat, check_players, read_pair, write_pair
@@ -85,6 +88,9 @@ class ValueNet:
         map_name, players: the map and player counts it was trained for, if known (saved in the
             header; agents refuse to play it in another game).
         path: the file it was read from (:meth:`load` sets it; messages name it).
+        features: a set of :mod:`concordia_env.board_features` computed from the observation and
+            appended to the scaled observation (the first layer then reads
+            ``OBSERVATION_SIZE + feature_size(features)`` inputs); None: the observation alone.
 
     ``ValueError`` for shapes that do not chain, unknown heads or activation, non-finite or huge
     values (``numpy_policy.check_weights``) or an unusable scaling (``numpy_policy.check_scaling``).
@@ -93,7 +99,7 @@ class ValueNet:
     def __init__(self, trunk: list[Layer], heads: dict[str, Layer], activation: str, scale: np.ndarray,
                  unbounded: np.ndarray, map_name: str | None = None, margin_scale: float = MARGIN_SCALE,
                  metadata: dict[str, Any] | None = None, players: list[int] | tuple[int, ...] | None = None,
-                 path: Path | None = None) -> None:
+                 path: Path | None = None, features: str | None = None) -> None:
         if activation not in ACTIVATIONS:
             raise ValueError(f"unsupported activation {activation!r}; supported: {sorted(ACTIVATIONS)}")
         if "win" not in heads or set(heads) - set(HEADS):
@@ -101,7 +107,8 @@ class ValueNet:
         f32 = np.float32
         self.trunk = [(np.ascontiguousarray(w, f32), np.ascontiguousarray(b, f32)) for w, b in trunk]
         self.heads = {k: (np.ascontiguousarray(w, f32), np.ascontiguousarray(b, f32)) for k, (w, b) in heads.items()}
-        n_in = encoding.OBSERVATION_SIZE
+        self.features = features
+        n_in = encoding.OBSERVATION_SIZE + feature_size(features)
         for name, (w, b) in [(f"trunk layer {i}", lay) for i, lay in enumerate(self.trunk)]:
             if w.ndim != 2 or w.shape != (b.shape[0], n_in) or b.ndim != 1:
                 raise ValueError(f"{name} has weight {w.shape} and bias {b.shape}; expected ({b.shape[0]}, {n_in})")
@@ -144,6 +151,8 @@ class ValueNet:
         # scale_observation's result, computed column-wise: a search calls this once per node
         h = x * self.scale
         h[:, self._unbounded_idx] = np.log1p(np.maximum(x[:, self._unbounded_idx], 0.0))
+        if self.features is not None:
+            h = np.concatenate([h, board_features(x)], axis=1)
         act = ACTIVATIONS[self.activation]
         for w, b in self.trunk:
             h = act(h @ w.T + b)
@@ -203,6 +212,7 @@ class ValueNet:
             "format": FORMAT_NAME, "format_version": FORMAT_VERSION, "map": self.map_name,
             **({"players": list(self.players)} if self.players is not None else {}),
             "architecture": {"type": "mlp", "layer_sizes": self.layer_sizes, "activation": self.activation,
+                             **({"features": self.features} if self.features is not None else {}),
                              "heads": [h for h in HEADS if h in self.heads], "rows": ROWS,
                              "output": "win: softmax over present seat rows; margin: (VP - best other VP) / "
                                        "margin_scale; policy: one logit per afterstate"},
@@ -226,12 +236,13 @@ class ValueNet:
             return cls(trunk, {h: (a[f"{h}.weight"], a[f"{h}.bias"]) for h in heads}, header["architecture"]["activation"],
                        a["observation.scale"], a["observation.unbounded"], map_name=header.get("map"),
                        margin_scale=header["margin_scale"], metadata=header.get("metadata") or {},
-                       players=header.get("players"), path=npz_path)
+                       players=header.get("players"), path=npz_path, features=header["architecture"].get("features"))
         except ValueError as exc:
             raise ValueError(f"{npz_path}: {exc}") from None
 
     def __repr__(self) -> str:
-        return f"<ValueNet {self.map_name} {self.activation} {self.layer_sizes} heads={sorted(self.heads)}>"
+        extra = f" features={self.features}" if self.features is not None else ""
+        return f"<ValueNet {self.map_name} {self.activation} {self.layer_sizes}{extra} heads={sorted(self.heads)}>"
 
 
 def _check_value_fields(header: dict[str, Any], json_path: Path) -> None:
@@ -246,6 +257,9 @@ def _check_value_fields(header: dict[str, Any], json_path: Path) -> None:
                          f"got {heads!r}")
     if arch.get("rows") != ROWS or isinstance(arch.get("rows"), bool):
         raise ValueError(f"{json_path}: architecture rows must be {ROWS}, got {arch.get('rows')!r}")
+    features = arch.get("features")
+    if features is not None and features not in FEATURE_SETS:
+        raise ValueError(f"{json_path}: architecture features must be one of {list(FEATURE_SETS)}, got {features!r}")
     margin = header["margin_scale"]
     if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not 0 < margin < float("inf"):
         raise ValueError(f"{json_path}: margin_scale must be a positive finite number")
@@ -256,11 +270,12 @@ def _expected(header: dict[str, Any]) -> Layout:
     sizes, heads = header["architecture"]["layer_sizes"], header["architecture"]["heads"]
     f32 = np.dtype("float32")
     out: Layout = {}
-    for i, (n_in, n_out) in enumerate(zip(sizes, sizes[1:])):
+    inputs = [sizes[0] + feature_size(header["architecture"].get("features"))] + list(sizes[1:])
+    for i, (n_in, n_out) in enumerate(zip(inputs, inputs[1:])):
         out[f"trunk.{i}.weight"], out[f"trunk.{i}.bias"] = ((n_out, n_in), f32), ((n_out,), f32)
     for h in heads:
         rows = head_rows(h)
-        out[f"{h}.weight"], out[f"{h}.bias"] = ((rows, sizes[-1]), f32), ((rows,), f32)
+        out[f"{h}.weight"], out[f"{h}.bias"] = ((rows, inputs[-1]), f32), ((rows,), f32)
     out["observation.scale"] = ((sizes[0],), f32)
     out["observation.unbounded"] = ((sizes[0],), np.dtype("bool"))
     return out

@@ -37,6 +37,7 @@ from concordia_env.agents.az import released_net
 from concordia_env.agents.heuristic import step_values
 from concordia_env.agents.value_net import ValueNet
 from concordia_env.arena.records import initial_state, load_record
+from concordia_env.training.value.model import model_inputs
 from concordia_env.turns import turn_goes_on
 
 from .model import export, model_from_net
@@ -96,12 +97,9 @@ class CompletionModel(nn.Module):
         self.value = model_from_net(net)
         self.policy = nn.Linear(self.value.win.in_features, 1)
 
-    def logits(self, obs: torch.Tensor) -> torch.Tensor:
-        v = self.value
-        x = obs.float()
-        scale, unbounded = v.get_buffer("scale"), v.get_buffer("unbounded")
-        x = torch.where(unbounded, torch.log1p(torch.clamp(x, min=0.0)), x * scale)
-        return self.policy(v.trunk(x))[:, 0]
+    def logits(self, obs: np.ndarray) -> torch.Tensor:
+        """One logit per afterstate observation row."""
+        return self.policy(self.value.hidden(torch.as_tensor(model_inputs(obs, self.value.features))))[:, 0]
 
 
 def group_log_softmax(logits: torch.Tensor, group: torch.Tensor, n_groups: int) -> torch.Tensor:
@@ -118,7 +116,7 @@ def agreement(model: CompletionModel, data: dict[str, np.ndarray], groups: np.nd
     with torch.no_grad():
         for g in groups:
             rows = np.flatnonzero(data["group"] == g)
-            logit = model.logits(torch.as_tensor(data["obs"][rows].astype(np.float32))).numpy()
+            logit = model.logits(data["obs"][rows]).numpy()
             hits.setdefault(E.PHASE_NAMES[int(data["phase"][g])], []).append(
                 bool(data["target"][rows][int(np.argmax(logit))] > 0))
     every = [h for v in hits.values() for h in v]
@@ -147,7 +145,7 @@ def train(data: dict[str, np.ndarray], init: ValueNet, epochs: int, lr: float, b
             gs = np.sort(train_groups[i:i + batch])
             rows = np.concatenate([np.arange(starts[g], starts[g + 1]) for g in gs])
             local = np.repeat(np.arange(len(gs)), starts[gs + 1] - starts[gs])
-            logp = group_log_softmax(model.logits(torch.as_tensor(data["obs"][rows].astype(np.float32))),
+            logp = group_log_softmax(model.logits(data["obs"][rows]),
                                      torch.as_tensor(local), len(gs))
             loss = -(torch.as_tensor(data["target"][rows]) * logp).sum() / len(gs)
             opt.zero_grad()
@@ -164,7 +162,7 @@ def to_net(model: CompletionModel, map_name: str, players: Sequence[int], metada
     w = model.policy.weight.detach().numpy().copy()
     b = model.policy.bias.detach().numpy().copy()
     return ValueNet(net.trunk, {**net.heads, "policy": (w, b)}, net.activation, net.scale, net.unbounded,
-                    map_name=map_name, metadata=metadata, players=list(players))
+                    map_name=map_name, metadata=metadata, players=list(players), features=net.features)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -28,6 +28,7 @@ from concordia_env.agents.value_net import ValueNet
 from concordia_env.arena.pools import Interrupted, sigterm_as_ctrl_c
 from concordia_env.arena.run_folder import RunFolder, flag_label
 from concordia_env.arena.tournament import check_tournament_args, run_tournament
+from concordia_env.board_features import FEATURE_SETS
 from concordia_env.game import check_setup_args
 
 from .data import load_positions, td_targets
@@ -112,7 +113,8 @@ def train_round(args: argparse.Namespace, out: Path, r: int) -> dict[str, Any]:
     start = time.perf_counter()
     data = load_positions(dirs)
     target = td_targets(data, net, args.lam)
-    model = model_from_net(net) if net is not None else new_model(args.map, args.hidden)
+    features = args.features
+    model = model_from_net(net, features) if net is not None else new_model(args.map, args.hidden, features=features)
     report = fit(model, data["obs"], target, data["margin"], epochs=args.epochs, lr=args.lr, batch=args.batch,
                  margin_weight=args.margin_weight, seed=args.seed + r)
     metadata = {"trainer": "turn_td", "round": r, "lam": args.lam, "w_play": w_play(args, r),
@@ -191,7 +193,9 @@ def _say(args: argparse.Namespace, text: str) -> None:
 
 
 def settings(args: argparse.Namespace) -> dict[str, Any]:
-    return {k: getattr(args, k) for k in FIXED}
+    """The run's fixed settings (``features`` only when given: runs from before it resume)."""
+    fixed = {k: getattr(args, k) for k in FIXED}
+    return fixed if args.features is None else {**fixed, "features": args.features}
 
 
 def prepare(args: argparse.Namespace) -> None:
@@ -230,6 +234,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--init", default="az",
                    help="first network: az (the released one), none (fresh, see --hidden) or a .npz path")
     p.add_argument("--hidden", type=int, nargs="+", default=[256], help="trunk widths of a fresh network")
+    p.add_argument("--features", choices=FEATURE_SETS, default=None,
+                   help="board features the networks also read (concordia_env.board_features; default none); "
+                        "a network without them starts with zero weights on them")
     p.add_argument("--epochs", type=int, default=4)
     p.add_argument("--lr", type=float, default=3e-4)
     p.add_argument("--batch", type=int, default=256)

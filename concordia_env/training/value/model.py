@@ -16,15 +16,17 @@ with requires("train", "concordia_env.training.value"):
 
 from concordia_env import encoding
 from concordia_env.agents.value_net import MARGIN_SCALE, ROWS, ValueNet
+from concordia_env.board_features import board_features, feature_size
 
 
 def mlp_trunk(hidden: Sequence[int], activation: str, dropout: float = 0.0,
-              input_dropout: float = 0.0) -> tuple[nn.Sequential, int]:
-    """The networks' shared trunk over the scaled observation: ``Linear -> activation`` per width of
-    ``hidden`` (each followed by dropout when ``dropout > 0``), and its output width. The layers
-    are created in order, so a seeded torch initialises them the same way wherever it is built."""
+              input_dropout: float = 0.0, extra_inputs: int = 0) -> tuple[nn.Sequential, int]:
+    """The networks' shared trunk over the scaled observation (and ``extra_inputs`` features after
+    it): ``Linear -> activation`` per width of ``hidden`` (each followed by dropout when
+    ``dropout > 0``), and its output width. The layers are created in order, so a seeded torch
+    initialises them the same way wherever it is built."""
     layers: list[nn.Module] = [nn.Dropout(input_dropout)] if input_dropout > 0 else []
-    n_in = encoding.OBSERVATION_SIZE
+    n_in = encoding.OBSERVATION_SIZE + extra_inputs
     for h in hidden:
         layers += [nn.Linear(n_in, h), getattr(nn, activation)()]
         if dropout > 0:
@@ -34,16 +36,21 @@ def mlp_trunk(hidden: Sequence[int], activation: str, dropout: float = 0.0,
 
 
 class ValueModel(nn.Module):
-    """Scaling -> trunk -> win logits masked to present seats (+ margin head); see :mod:`.train`."""
+    """Scaling -> trunk -> win logits masked to present seats (+ margin head); see :mod:`.train`.
+
+    With ``features`` (a :mod:`concordia_env.board_features` set) the model reads
+    :func:`model_inputs`: the observation with those features appended, which it does not scale."""
 
     def __init__(self, scale: np.ndarray, unbounded: np.ndarray, hidden: Sequence[int], activation: str,
-                 margin: bool, dropout: float = 0.0, input_dropout: float = 0.0) -> None:
+                 margin: bool, dropout: float = 0.0, input_dropout: float = 0.0,
+                 features: str | None = None) -> None:
         super().__init__()
         self.register_buffer("scale", torch.as_tensor(scale))
         self.register_buffer("unbounded", torch.as_tensor(unbounded))
         # dropout only regularises training (identity in eval mode, absent from the numpy copy): with a
         # few hundred games a net otherwise memorises each game's setup and its winner
-        self.trunk, n_in = mlp_trunk(hidden, activation, dropout, input_dropout)
+        self.features = features
+        self.trunk, n_in = mlp_trunk(hidden, activation, dropout, input_dropout, feature_size(features))
         self.win = nn.Linear(n_in, ROWS)
         self.margin: nn.Linear | None = nn.Linear(n_in, ROWS) if margin else None
         self.activation = activation
@@ -54,12 +61,19 @@ class ValueModel(nn.Module):
         """``(win log-shares with absent rows 0, margin / MARGIN_SCALE or None)``, plus absent rows masked."""
         x = obs.float()
         present = x[:, self.present] > 0
-        scale, unbounded = self.get_buffer("scale"), self.get_buffer("unbounded")  # typed as tensors
-        x = torch.where(unbounded, torch.log1p(torch.clamp(x, min=0.0)), x * scale)
-        h = self.trunk(x)
+        h = self.hidden(x)
         logp = torch.log_softmax(self.win(h).masked_fill(~present, float("-inf")), dim=1)
         logp = logp.masked_fill(~present, 0.0)  # 0, not -inf: absent rows have target 0 and 0 * -inf is nan
         return logp, (self.margin(h) if self.margin is not None else None)
+
+    def hidden(self, x: torch.Tensor) -> torch.Tensor:
+        """The trunk's output for a batch of :func:`model_inputs`: the observation part scaled, the
+        features as they are."""
+        x = x.float()
+        scale, unbounded = self.get_buffer("scale"), self.get_buffer("unbounded")  # typed as tensors
+        n = encoding.OBSERVATION_SIZE
+        o = torch.where(unbounded, torch.log1p(torch.clamp(x[:, :n], min=0.0)), x[:, :n] * scale)
+        return self.trunk(torch.cat([o, x[:, n:]], dim=1) if x.shape[1] > n else o)
 
     def to_numpy(self, map_name: str, metadata: dict[str, Any]) -> ValueNet:
         def lay(m: nn.Linear) -> tuple[np.ndarray, np.ndarray]:
@@ -70,13 +84,20 @@ class ValueModel(nn.Module):
             heads["margin"] = lay(self.margin)
         return ValueNet(trunk, heads, self.activation, self.get_buffer("scale").cpu().numpy(),
                         self.get_buffer("unbounded").cpu().numpy(),
-                        map_name=map_name, metadata=metadata)
+                        map_name=map_name, metadata=metadata, features=self.features)
+
+
+def model_inputs(obs: np.ndarray, features: str | None) -> np.ndarray:
+    """What a :class:`ValueModel` with ``features`` reads: the observations, with the board features
+    appended when it has them (float32)."""
+    obs = np.asarray(obs, np.float32)
+    return obs if features is None else np.concatenate([obs, board_features(obs)], axis=1)
 
 
 def torch_values(model: ValueModel, obs: np.ndarray) -> np.ndarray:
     """Win shares ``(B, 5)`` of the torch model (absent rows 0), for comparing with numpy."""
     with torch.no_grad():
-        logp, _ = model(torch.as_tensor(np.asarray(obs, np.float32)))
+        logp, _ = model(torch.as_tensor(model_inputs(obs, model.features)))
         present = torch.as_tensor(np.asarray(obs)[:, model.present] > 0)
         return torch.where(present, logp.exp(), 0.0).numpy()
 
