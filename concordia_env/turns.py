@@ -82,11 +82,14 @@ def completion_weights(net: ValueNet | None) -> tuple:
     """What :func:`turn_candidates` reads of a network that completes the turns in place of the
     heuristic: its first layer transposed, its policy head (the afterstate logits it was trained
     to rank moves by) or else its win head, its observation scaling (an empty tuple of arrays
-    for None). ``ValueError`` unless the network has exactly one ReLU trunk layer (the kernel
-    computes that form only)."""
+    for None). ``ValueError`` unless the network has exactly one ReLU trunk layer over the
+    observation alone (the kernel computes that form only)."""
     if net is None:
         return _NO_NET
     source = net.path if net.path is not None else "the network"
+    if net.features is not None:
+        raise ValueError(f"{source}: completing turns needs a network over the observation alone; it also reads "
+                         f"{net.features!r} features")
     if len(net.trunk) != 1 or net.activation != "ReLU":
         raise ValueError(f"{source}: completing turns needs a network with one ReLU trunk layer; it has "
                          f"{len(net.trunk)} {net.activation} layer(s)")

@@ -162,3 +162,10 @@ def test_az_searches_a_network_with_features_in_numpy():
     assert st.legal_action_mask()[a]
     plain = AZAgent(net=net, simulations=40, seed=1, compiled=False)
     assert plain.act(observation(st, st.current_player), st.legal_action_mask(), st) == a
+
+
+def test_turns_are_not_completed_by_a_network_with_features():
+    from concordia_env.turns import completion_weights
+
+    with pytest.raises(ValueError, match="observation alone; it also reads 'board-v1' features"):
+        completion_weights(feature_net())
