@@ -57,6 +57,42 @@ def test_the_compiled_pass_gives_the_nets_win_shares(activation: str) -> None:
     assert np.allclose(got.sum(axis=1), 1.0) and (got[:, 4] == 0).all()  # four seats present
 
 
+def _hidden_by_dot_products(net: ValueNet, x: np.ndarray) -> np.ndarray:
+    """The last trunk layer's output as the compiled pass must compute it: the first layer summed over the
+    non-zero inputs in input order (float32 products into float64), every deeper output as a float64 dot
+    product over its inputs in order, each rounded to float32 before its activation (ReLU)."""
+    import math
+
+    h = np.zeros(net.trunk[0][0].shape[0])
+    for i in np.flatnonzero(x):
+        v = np.float32(math.log1p(max(float(x[i]), 0.0))) if net.unbounded[i] else x[i] * net.scale[i]
+        h += (v * net.trunk[0][0][:, i]).astype(np.float64)
+    h = np.maximum(np.float32(h + net.trunk[0][1]), 0).astype(np.float64)
+    for w, b in net.trunk[1:]:
+        out = np.zeros(w.shape[0])
+        for j in range(w.shape[0]):
+            acc = 0.0
+            for i in range(w.shape[1]):
+                acc += float(w[j, i]) * h[i]
+            out[j] = max(float(np.float32(acc + b[j])), 0.0)
+        h = out
+    return h
+
+
+def test_deeper_layers_keep_each_sum_in_input_order() -> None:
+    """Values bit for bit as dot products in input order would give them (the layout may vectorise the
+    loop over outputs, never reorder a sum)."""
+    net = deep_net("ReLU", seed=3)
+    compiled = CompiledNet.of(net)
+    for row in positions("imperium", 4, count=3):
+        h = _hidden_by_dot_products(net, row)
+        w, b = net.heads["win"]
+        z = np.array([sum(float(w[k, i]) * h[i] for i in range(h.shape[0])) + float(b[k]) for k in range(4)])
+        want = np.exp(z - z.max())
+        want /= want.sum()
+        assert compiled.values(row)[:4].tolist() == want.tolist()
+
+
 @pytest.mark.parametrize("map_name, players", [("italia", 2), ("imperium", 3)])
 def test_the_compiled_pass_of_a_released_net(map_name: str, players: int) -> None:
     net = released_net(map_name)
