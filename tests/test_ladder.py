@@ -72,7 +72,7 @@ def test_a_tiny_ladder_runs_end_to_end(tiny):
     assert [line["id"] for s in doc["settings"] for line in s["lines"]] == TINY_LINES
     assert doc["comparable"] is False
     assert doc["settings"][0]["not_comparable"] == ["2 of the table's 100 deals",
-                                                    "without turn, netv2, az, net, mcts1000, ppo in the pool"]
+                                                    "without turn, netv2, az, azv2, net, mcts1000, ppo in the pool"]
     assert sorted(p.name for p in out.iterdir()) == ["ladder.json", "lines", "settings.json"]
     assert printed.startswith(f"{TINY_GAMES} games played, 10 chunk files written, 0 deals already held")
     assert "| row vs column | heuristic | random | + 3 heuristic |" in printed
@@ -123,7 +123,7 @@ def test_the_ladder_plays_the_table_deals(tmp_path):
     (s,) = json.loads((out / "ladder.json").read_text())["settings"]
     assert (s["itself"], s["opponents"], [line["id"] for line in s["lines"]]) == (
         ["random"], ["heuristic"], ["italia2-rnd-vs-heuristic"])
-    assert s["not_comparable"] == ["2 of the table's 100 deals", "without turn, netv2, az, net, mcts1000, ppo in the pool"]
+    assert s["not_comparable"] == ["2 of the table's 100 deals", "without turn, netv2, az, azv2, net, mcts1000, ppo in the pool"]
     keep = ("seed", "seats", "scores", "ranking", "winner_seat", "turns", "truncated")
     ours = sorted([g[k] for k in keep] for g in s["lines"][0]["per_game"])
     table = sorted([g[k] for k in keep] for g in _committed_games("italia2-heuristic-vs-random", 2))
