@@ -272,6 +272,29 @@ print("ok")
         assert net.has_policy and net.map_name == map_name
 
 
+def test_the_value_net_learned_at_scale_plays_a_tournament_without_torch() -> None:
+    """``azv2`` of the strength table (results/az_values: a 256-128 trunk with win and margin heads),
+    through ``concordia tournament`` with torch blocked, compiled and numpy searches alike."""
+    stem = Path(__file__).resolve().parents[1] / "results" / "az_values" / "value_italia"
+    code = f"""
+import sys
+sys.modules["torch"] = None
+from concordia_env.cli import main
+for compiled in (1, 0):
+    rc = main(["tournament", "--map", "italia", "--players", "2", "--agents",
+               "az:net={stem}:simulations=8:compiled=" + str(compiled) + ",heuristic",
+               "--games", "2", "--seed", "3", "--max-turns", "150", "--no-progress"])
+    assert rc == 0, rc
+assert sys.modules.get("torch") is None
+print("ok")
+"""
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip().endswith("ok")
+    net = ValueNet.load(stem)
+    assert net.layer_sizes == [encoding.OBSERVATION_SIZE, 256, 128] and set(net.heads) == {"win", "margin"}
+
+
 # ------------------------------------------------------------ broken weights never play, never spin
 def _saved_net(tmp_path: Path, name: str = "n", **changes: object) -> Path:
     """A small net saved as ``tmp_path/name``, its arrays then changed (``key=(index, value)``) with the
