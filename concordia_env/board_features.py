@@ -75,9 +75,10 @@ def feature_size(name: str | None) -> int:
 
 @cache
 def _map_tables(map_name: str) -> tuple[np.ndarray, np.ndarray]:
-    """``(province one-hot (NC, NPV), moves (NLOC * 2, NC))`` of a map: the fewest moves from
-    each location, for a land (first NLOC rows) or sea colonist, to a route next to each city
-    (a large number where none; Roma's column too: it is never counted)."""
+    """``(province one-hot (NC, NPV), within (MAX_MOVES + 1, NLOC * 2, NC))`` of a map: ``within[m]``
+    is 1 where a land (first NLOC rows) or sea colonist at a location can stand next to a city in
+    at most ``m`` moves (never for Roma, which is not counted). Computed once per map: the
+    features of every batch read them."""
     from .game import get_game
 
     T = get_game(map_name).tables
@@ -94,7 +95,8 @@ def _map_tables(map_name: str) -> tuple[np.ndarray, np.ndarray]:
             if 0 < c < n_cities:
                 moves[kind, :, c] = np.minimum(moves[kind, :, c], dist[:, r])
     moves[:, :, 0] = far
-    return prov, moves.reshape(2 * L.NLOC, L.NC)
+    moves = moves.reshape(2 * L.NLOC, L.NC)
+    return prov, np.stack([(moves <= m).astype(np.float32) for m in range(_MAX_MOVES + 1)])
 
 
 def _colonist_locations(x: np.ndarray) -> np.ndarray:
@@ -111,7 +113,7 @@ def _colonist_locations(x: np.ndarray) -> np.ndarray:
 
 
 def _map_features(x: np.ndarray, map_name: str) -> np.ndarray:
-    prov, moves = _map_tables(map_name)
+    prov, within = _map_tables(map_name)
     b = len(x)
     good = x[:, _OBS["city_good"]].reshape(b, L.NC, L.NG)
     houses = x[:, _OBS["city_houses"]].reshape(b, L.NC, ROWS)
@@ -124,7 +126,7 @@ def _map_features(x: np.ndarray, map_name: str) -> np.ndarray:
     free = (houses.transpose(0, 2, 1) == 0) & (np.arange(L.NC) > 0)  # (B, ROWS, NC)
     reach = out[:, :, FEATURE_LAYOUT["reach"]]
     for m in range(_MAX_MOVES + 1):
-        near = (at @ (moves <= m).astype(np.float32) > 0) & free
+        near = (at @ within[m] > 0) & free
         reach[:, :, m] = near.sum(axis=2)
         if m == 1:
             out[:, :, FEATURE_LAYOUT["reach_by_good"]] = np.einsum("bkc,bcg->bkg", near.astype(np.float32), good)
