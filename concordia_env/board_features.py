@@ -95,8 +95,8 @@ def _map_tables(map_name: str) -> tuple[np.ndarray, np.ndarray]:
             if 0 < c < n_cities:
                 moves[kind, :, c] = np.minimum(moves[kind, :, c], dist[:, r])
     moves[:, :, 0] = far
-    moves = moves.reshape(2 * L.NLOC, L.NC)
-    return prov, np.stack([(moves <= m).astype(np.float32) for m in range(_MAX_MOVES + 1)])
+    flat = moves.reshape(2 * L.NLOC, L.NC)
+    return prov, np.stack([(flat <= m).astype(np.float32) for m in range(_MAX_MOVES + 1)])
 
 
 def _colonist_locations(x: np.ndarray) -> np.ndarray:
