@@ -12,7 +12,7 @@ import pytest
 
 from concordia_env import encoding
 from concordia_env.agents.afterstates import legal_afterstates
-from concordia_env.agents.az import AZAgent, NetAgent, afterstate_logits, released_net_path
+from concordia_env.agents.az import AZAgent, NetAgent, afterstate_logits, released_net, released_net_path
 from concordia_env.agents.base import make_agent
 from concordia_env.agents.heuristic import HeuristicAgent
 from concordia_env.agents.mcts import MCTSAgent, priors
@@ -273,26 +273,48 @@ print("ok")
 
 
 def test_the_value_net_learned_at_scale_plays_a_tournament_without_torch() -> None:
-    """``azv2`` of the strength table (results/az_values: a 256-128 trunk with win and margin heads),
-    through ``concordia tournament`` with torch blocked, compiled and numpy searches alike."""
-    stem = Path(__file__).resolve().parents[1] / "results" / "az_values" / "value_italia"
-    code = f"""
+    """``azv2`` of the strength table (``az:net=v2``: a 256-128 trunk with win and margin heads,
+    released with the package), through ``concordia tournament`` with torch blocked, compiled and
+    numpy searches alike, on both maps."""
+    code = """
 import sys
 sys.modules["torch"] = None
 from concordia_env.cli import main
-for compiled in (1, 0):
-    rc = main(["tournament", "--map", "italia", "--players", "2", "--agents",
-               "az:net={stem}:simulations=8:compiled=" + str(compiled) + ",heuristic",
-               "--games", "2", "--seed", "3", "--max-turns", "150", "--no-progress"])
-    assert rc == 0, rc
+for map_name, players in (("italia", "2"), ("imperium", "4")):
+    for compiled in (1, 0):
+        field = ",heuristic" * (int(players) - 1)
+        rc = main(["tournament", "--map", map_name, "--players", players, "--agents",
+                   "az:net=v2:simulations=8:compiled=" + str(compiled) + field,
+                   "--games", players, "--seed", "3", "--max-turns", "100", "--no-progress"])
+        assert rc == 0, rc
 assert sys.modules.get("torch") is None
 print("ok")
 """
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip().endswith("ok")
-    net = ValueNet.load(stem)
+
+
+@pytest.mark.parametrize("map_name", ["italia", "imperium"])
+def test_the_released_v2_network_is_the_one_trained_at_scale(map_name: str) -> None:
+    """``net=v2`` resolves by the game's map to the package's copy of results/az_values, byte for byte."""
+    root = Path(__file__).resolve().parents[1]
+    released = released_net_path(map_name, "v2")
+    for suffix in (".npz", ".json"):
+        assert released.with_suffix(suffix).read_bytes() == \
+            (root / "results" / "az_values" / f"value_{map_name}{suffix}").read_bytes()
+    agent = AZAgent(net="v2")
+    net = agent.net_for(map_name)
+    assert net is released_net(map_name, "v2") and net.map_name == map_name
     assert net.layer_sizes == [encoding.OBSERVATION_SIZE, 256, 128] and set(net.heads) == {"win", "margin"}
+    assert AZAgent().net_for(map_name) is released_net(map_name)  # v1 stays the default
+
+
+def test_an_unknown_release_name_is_refused_naming_the_known_ones() -> None:
+    with pytest.raises(FileNotFoundError, match="v1, v2"):
+        AZAgent(net="v3")
+    with pytest.raises(ValueError, match="unknown released network 'v3'"):
+        released_net_path("italia", "v3")
 
 
 # ------------------------------------------------------------ broken weights never play, never spin

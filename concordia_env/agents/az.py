@@ -24,8 +24,10 @@ Both play a :class:`~concordia_env.agents.value_net.ValueNet` with numpy only (n
 
 Without ``net=PATH`` both play the network released with the package for the game's map,
 ``concordia_env/agents/policies/az_{map}.npz`` and ``.json`` (loaded once per process, chosen
-at the first move of a game from the game's map). Trained by
-:mod:`concordia_env.training.expert_iteration`.
+at the first move of a game from the game's map), trained by
+:mod:`concordia_env.training.expert_iteration`; ``net=v2`` plays ``azv2_{map}`` instead, values
+trained by TD(lambda) on thousands of MCTS-100 self-play games (:mod:`concordia_env.training.value`;
+``az:net=v2:simulations=1000`` is the strength table's ``azv2``).
 """
 
 from __future__ import annotations
@@ -75,9 +77,18 @@ NET_HEADS = ("policy", "win")
 _NETS: dict[str, ValueNet] = {}
 
 
-def released_net_path(map_name: str) -> Path:
-    """Where the released network of ``map_name`` lives (``.npz``; its header beside it)."""
-    return POLICIES / f"az_{map_name}.npz"
+#: ``net=`` values that name a network released with the package rather than a file: ``v1``, the
+#: expert-iteration network (the default), and ``v2``, values trained by TD(lambda) on thousands of
+#: MCTS-100 self-play games (:mod:`concordia_env.training.value`), each chosen by the game's map
+RELEASES = {"v1": "az", "v2": "azv2"}
+
+
+def released_net_path(map_name: str, release: str = "v1") -> Path:
+    """Where the network ``release`` (a key of :data:`RELEASES`) of ``map_name`` lives (``.npz``;
+    its header beside it)."""
+    if release not in RELEASES:
+        raise ValueError(f"unknown released network {release!r}; known: {', '.join(RELEASES)}")
+    return POLICIES / f"{RELEASES[release]}_{map_name}.npz"
 
 
 def load_net(path: str | os.PathLike) -> ValueNet:
@@ -88,13 +99,16 @@ def load_net(path: str | os.PathLike) -> ValueNet:
     return _NETS[key]
 
 
-def released_net(map_name: str) -> ValueNet:
-    """The network released for ``map_name``; ``FileNotFoundError`` saying how to make one."""
-    path = released_net_path(map_name)
+def released_net(map_name: str, release: str = "v1") -> ValueNet:
+    """The network ``release`` (``v1``, the default, or ``v2``) released for ``map_name``;
+    ``FileNotFoundError`` saying how to make one."""
+    path = released_net_path(map_name, release)
     if not path.is_file():
+        how = (f"`python -m concordia_env.training.expert_iteration --map {map_name} ...` and copy its best.npz/.json"
+               if release == "v1" else
+               f"`python -m concordia_env.training.value.train ... --export {path.with_suffix('')}`")
         raise FileNotFoundError(
-            f"no released network for map {map_name!r} at {path}; train one with "
-            f"`python -m concordia_env.training.expert_iteration --map {map_name} ...` and copy its best.npz/.json "
+            f"no released {release} network for map {map_name!r} at {path}; train one with {how} "
             f"there, or play a file with az:net=STEM / net:net=STEM")
     net = load_net(path)
     if net.map_name is not None and net.map_name != map_name:
@@ -119,18 +133,27 @@ class _NetUser:
     """The network choice shared by the two agents: a given net or file, else the released one."""
 
     def _set_net(self, net: ValueNet | str | os.PathLike | None) -> None:
+        self._release = "v1"
         if net is None or isinstance(net, ValueNet):
             self._net = net
+        elif isinstance(net, str) and net in RELEASES:
+            # a release name, not a file: the network is chosen by the game's map at its first move
+            self._net, self._release = None, net
         elif isinstance(net, (str, os.PathLike)):
-            self._net = load_net(net)
+            try:
+                self._net = load_net(net)
+            except FileNotFoundError as exc:
+                raise FileNotFoundError(f"{exc}; or name a network released with the package: "
+                                        f"{', '.join(RELEASES)}") from None
         else:
-            raise ValueError(f"net must be a ValueNet or a file path, got {type(net).__name__}")
+            raise ValueError(f"net must be a ValueNet, a file path or a release name ({', '.join(RELEASES)}), "
+                             f"got {type(net).__name__}")
         self._encoders: dict[str, AfterstateEncoder] = {}
 
     def net_for(self, map_name: str, num_players: int | None = None) -> ValueNet:
         """The network this agent plays on ``map_name`` with ``num_players`` players; ``ValueError``
         naming its file if it was trained for another map or player count."""
-        net = self._net if self._net is not None else released_net(map_name)
+        net = self._net if self._net is not None else released_net(map_name, self._release)
         check_trained_for(net, map_name, num_players)
         return net
 
@@ -166,8 +189,8 @@ class AZAgent(_NetUser, MCTSAgent):
 
     Args:
         seed: seeds the deck samples, noise and tie-breaks.
-        net: a :class:`ValueNet` or the path of one; None plays the released network of the
-            game's map.
+        net: a :class:`ValueNet`, the path of one, or the name of a network released with the
+            package (``v1``, the default, or ``v2``), of the game's map.
         simulations: search iterations per decision (default 200).
         ms: time budget per decision in milliseconds instead (then results depend on the machine).
         c_puct: exploration constant.
@@ -341,7 +364,8 @@ class NetAgent(_NetUser, Agent):
 
     Args:
         seed: seeds the sampling of ``temperature > 0`` and breaks exact ties.
-        net: a :class:`ValueNet` or the path of one; None plays the released network of the game's map.
+        net: a :class:`ValueNet`, the path of one, or a release name (``v1``, the default, or
+            ``v2``): the network released for the game's map.
         temperature: 0 plays the best-scored action; ``t > 0`` samples from the softmax of logits / t.
         head: ``"policy"`` scores afterstates by the policy head's logits; ``"win"`` by the win
             head's share for the decider (one-ply greedy on the value, the policy head's ablation).
