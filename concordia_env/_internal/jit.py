@@ -344,12 +344,15 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "turns": (("concordia_env.turns",), ("heuristic", "encoding")),  # whole-turn candidates
     # az's simulations compiled whole, with the network's forward pass
     "az_search": (("concordia_env.agents.net_kernels", "concordia_env.agents.az_search"), ("mcts", "encoding")),
+    # az over whole turns (az:turns=K): its simulations with the turns' candidates
+    "turn_search": (("concordia_env.agents.turn_search",), ("az_search", "turns")),
 }
 #: rough cold compile seconds per group on an idle 2-core AMD EPYC (``python -m
 #: concordia_env.tools.startup``): the low end of the first-run message's range
 COMPILE_SECONDS: dict[str, float] = {
     "engine": 7.0, "rollout": 5.0, "encoding": 1.0, "vector": 2.0, "validation": 9.0,
     "heuristic": 4.0, "mcts": 12.0, "afterstates": 1.0, "turns": 10.0, "az_search": 8.0,
+    "turn_search": 10.0,
 }
 #: the high end of the range is the low end times this: the same 2-core machine, busy with other
 #: work, compiled ``concordia demo``'s kernels in 28-92 s against the 24 s the estimates add up to

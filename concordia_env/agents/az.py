@@ -41,6 +41,7 @@ from concordia_env import engine as E
 from concordia_env.encoding import encode, map_id
 from concordia_env.env import DEFAULT_MAX_TURNS
 from concordia_env.state import GameState
+from concordia_env.turn_kernels import DEFAULT_DISCREPANCIES
 
 from .afterstates import AfterstateEncoder
 from .az_search import iterate_net
@@ -208,8 +209,14 @@ class AZAgent(_NetUser, MCTSAgent):
             network in numpy, as ``prior_mix < 1`` always does. Both make the same search but for
             the rounding of the network's sums (about 1e-7 in a value). A network with board
             features (:mod:`concordia_env.board_features`) always runs in numpy.
+        turns: 0 (the default) searches atomic actions; ``K > 0`` searches whole turns, at most
+            ``K`` candidates a decision (:mod:`concordia_env.agents.turn_search`): each simulation
+            walks down whole turns and values a turn's end. It needs the compiled search
+            (``compiled=1``, ``prior_mix=1``); the agent then plays the chosen turn's actions one
+            per call without searching again while the game follows it.
         end_stake, max_turns, root_noise, root_noise_alpha, move_temperature: as for
-            :class:`~concordia_env.agents.mcts.MCTSAgent`.
+            :class:`~concordia_env.agents.mcts.MCTSAgent` (with ``turns``, over the root's
+            candidate turns).
     """
 
     name = "az"
@@ -219,11 +226,17 @@ class AZAgent(_NetUser, MCTSAgent):
                  leaf_mix: float = 0.0, prior_mix: float = 1.0, temperature: float = 8.0,
                  end_stake: float = END_STAKE,
                  max_turns: int | None = DEFAULT_MAX_TURNS, root_noise: float = 0.0, root_noise_alpha: float = 0.3,
-                 move_temperature: float = 0.0, compiled: bool = True) -> None:
+                 move_temperature: float = 0.0, compiled: bool = True, turns: int = 0) -> None:
         self._configure(simulations, ms, c_puct, end_stake, max_turns, root_noise, root_noise_alpha, move_temperature)
         if not isinstance(compiled, (bool, int)) or compiled not in (0, 1):
             raise ValueError(f"compiled must be 0 or 1, got {compiled!r}")
         self.compiled = bool(compiled)
+        if isinstance(turns, bool) or not isinstance(turns, int) or not 0 <= turns <= NUM_ACTIONS:
+            raise ValueError(f"turns must be an int from 0 (atomic actions) to {NUM_ACTIONS}, got {turns!r}")
+        if turns and not (self.compiled and prior_mix == 1):
+            raise ValueError("turns needs the compiled search: compiled=1 and prior_mix=1")
+        self.turns = turns
+        self._turns_now = False  # whether the search under way is over whole turns
         for name, value in (("prior_temperature", prior_temperature), ("temperature", temperature)):
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
                 raise ValueError(f"{name} must be a positive number, got {value!r}")
@@ -237,11 +250,24 @@ class AZAgent(_NetUser, MCTSAgent):
         self._shares = np.zeros(MAXP)
         self._compiled_nets: dict[int, CompiledNet] = {}
         self._map = ""
+        self._plan: list[tuple[np.ndarray, int]] = []
         self.reset(seed)
 
     @property
     def simulations(self) -> int:
         return self.iterations
+
+    def reset(self, seed: int | None = None) -> None:
+        super().reset(seed)
+        self._plan = []
+
+    def _move(self, state: GameState, legal: np.ndarray) -> int:
+        """With ``turns``, the next action of the turn chosen last while the game follows it;
+        else a new search (see :class:`MCTSAgent`)."""
+        if self._plan and np.array_equal(self._plan[0][0], state.s):
+            return self._plan.pop(0)[1]
+        self._plan = []
+        return super()._move(state, legal)
 
     def search(self, state: GameState) -> SearchResult:
         self._map = state.game.name
@@ -250,7 +276,49 @@ class AZAgent(_NetUser, MCTSAgent):
         self._map_index = map_id(self._map)
         if self._runs_compiled() and id(self._active_net) not in self._compiled_nets:
             self._compiled_nets[id(self._active_net)] = CompiledNet.of(self._active_net)
+        if self.turns:
+            return self._search_turns(state)
         return super().search(state)
+
+    # ------------------------------------------------------------ whole turns
+    def _search_turns(self, state: GameState) -> SearchResult:
+        """The search over whole turns (:mod:`concordia_env.agents.turn_search`): the first action
+        of the most visited candidate turn, the rest kept as the plan; ``visits`` counts each
+        candidate's visits at its first atomic action."""
+        from .turn_search import TurnBuffers, TurnTree
+
+        if not self._runs_compiled():
+            source = self._active_net.path if self._active_net.path is not None else "the network"
+            raise ValueError(f"{source}: az:turns needs a network over the observation alone; it also reads "
+                             f"{self._active_net.features!r} features")
+        if int(state.legal_action_mask().sum()) == 1:
+            return super().search(state)
+        if getattr(self, "_turn_tree", None) is None or self._turn_tree.candidates != self.turns:
+            self._turn_tree, self._turn_buffers = TurnTree(self._tree.capacity, self.turns), TurnBuffers(self.turns)
+        self._turns_now = True
+        try:
+            self._run(SearchRoot.of(state, state.legal_action_mask()))
+        finally:
+            self._turns_now = False
+        tree, turns = self._tree, self._turn_tree
+        if not turns.count[0]:  # no whole turn within MAX_TURN_LEN actions (never seen): search atomic actions
+            return super().search(state)
+        ks, rows = tree.children(0)
+        by_candidate = np.zeros(NUM_ACTIONS, np.int64)
+        by_candidate[ks] = tree.visits[rows]
+        sequence = turns.sequence(0, self._choose(by_candidate, ks, rows))
+        visits = np.zeros(NUM_ACTIONS, np.int64)
+        for j, row in zip(ks.tolist(), rows.tolist()):
+            visits[turns.actions[0, j, 0]] += tree.visits[row]
+        value = tree.value[0, :state.num_players] / max(int(tree.visits[0]), 1)
+        s, T = state.s.copy(), state.game.tables
+        scratch = np.empty(NUM_ACTIONS, np.int8)
+        plan = []
+        for a in sequence:
+            plan.append((s.copy(), a))
+            E.step(s, T, scratch, a)
+        self._plan = plan[1:]
+        return SearchResult(sequence[0], visits, value)
 
     def _runs_compiled(self) -> bool:
         """Whether this search's simulations run compiled: asked for, values only from the network,
@@ -283,8 +351,16 @@ class AZAgent(_NetUser, MCTSAgent):
         return s
 
     def _ensure_prior(self, node: Node, s: np.ndarray, T: np.ndarray, mask: np.ndarray) -> None:
-        """Priors of ``node``: the softmax of its afterstates' logits, computed at its first search."""
+        """Priors of ``node``: the softmax of its afterstates' logits, computed at its first search
+        (searching whole turns: its candidate turns, with the heuristic's priors)."""
         if node.prior is not None:
+            return
+        if self._turns_now:
+            from .turn_search import expand
+
+            self._turn_tree.reserve(self._tree)
+            expand(self._tree.arrays, self._turn_tree.arrays, node.index, s, T, DEFAULT_DISCREPANCIES,
+                   self._turn_buffers.arrays, self._turn_buffers.no_net, self._map_index)
             return
         prior = np.zeros(NUM_ACTIONS)
         if self.prior_mix < 1:  # prior_mix=1 needs no afterstates: the net's priors weigh nothing
@@ -300,6 +376,9 @@ class AZAgent(_NetUser, MCTSAgent):
     def _iterate(self, root: SearchRoot, count: int) -> None:
         """Run ``count`` simulations from ``root``: compiled whole (:mod:`concordia_env.agents.az_search`)
         where the network gives only values, else :meth:`_iterate_python`."""
+        if self._turns_now:
+            self._iterate_turns(root, count)
+            return
         if not self._runs_compiled():
             self._iterate_python(root, count)
             return
@@ -312,6 +391,32 @@ class AZAgent(_NetUser, MCTSAgent):
                           self._leaf, self._heuristic)
         if ran < count:
             raise no_choice_error(type(self).__name__)
+
+    def _iterate_turns(self, root: SearchRoot, count: int) -> None:
+        """Run ``count`` simulations over whole turns from ``root`` (expanded), compiled whole."""
+        from .turn_search import iterate_turns
+
+        self._turn_tree.reserve(self._tree)
+        decks = np.empty((count, E.NCARD), np.int32)
+        deck_samples(root.s, root.starts, root.stops, self.rng, decks)
+        net = self._compiled_nets[id(self._active_net)]
+        iterate_turns(self._tree.arrays, self._turn_tree.arrays, self._tree.path, root.s, root.T, self._s, self._mask,
+                      self._result, decks, self.c_puct, self.max_turns, self.end_stake, self.leaf_mix,
+                      self.temperature, self._map_index, DEFAULT_DISCREPANCIES, self._turn_buffers.arrays,
+                      self._turn_buffers.no_net, self._encoder.out[0], net.arrays, self._shares, self._leaf,
+                      self._heuristic)
+
+    def _add_root_noise(self, root: Node, mask: np.ndarray) -> None:
+        """Dirichlet noise over the root's legal actions, or its candidate turns when searching them."""
+        if not self._turns_now:
+            super()._add_root_noise(root, mask)
+            return
+        n = int(self._turn_tree.count[root.index])
+        prior = root.prior
+        if self.root_noise == 0 or n < 2 or prior is None:
+            return
+        noise = self.rng.dirichlet(np.full(n, self.root_noise_alpha))
+        prior[:n] = (1 - self.root_noise) * prior[:n] + self.root_noise * noise
 
     def _iterate_python(self, root: SearchRoot, count: int) -> None:
         """Run ``count`` iterations from ``root``: the walk down the tree is compiled

@@ -37,11 +37,9 @@ ITERATE_NET_ARGS = (f"{TREE_TYPE}, int64[::1], int32[::1], int8[::1], int32[::1]
 
 
 @kernel(inline="always")
-def _leaf(tree, s, T, max_turns, map_index, row, net, shares, leaf):
-    """A new node for the position ``s``; the network's value of it (every seat's win share, by
-    absolute seat) into ``leaf`` unless the game is over. Returns the node's row."""
-    if is_over(s, max_turns):
-        return new_node(tree, np.int64(-1))
+def net_value(s, T, map_index, row, net, shares, leaf):
+    """The network's value of the unfinished position ``s`` (every seat's win share, by absolute
+    seat) into ``leaf``; returns the deciding seat."""
     p = np.int64(s[O_CURRENT])
     n = s[O_NPLAYERS]
     encode(s, T, map_index, p, row)
@@ -51,7 +49,35 @@ def _leaf(tree, s, T, max_turns, map_index, row, net, shares, leaf):
     leaf[:] = 0.0
     for k in range(n):  # row k of the observation is seat (p + k) % n
         leaf[(p + k) % n] = shares[k]
-    return new_node(tree, p)
+    return p
+
+
+@kernel(inline="always")
+def _leaf(tree, s, T, max_turns, map_index, row, net, shares, leaf):
+    """A new node for the position ``s``; the network's value of it (:func:`net_value`) into
+    ``leaf`` unless the game is over. Returns the node's row."""
+    if is_over(s, max_turns):
+        return new_node(tree, np.int64(-1))
+    return new_node(tree, net_value(s, T, map_index, row, net, shares, leaf))
+
+
+@kernel(inline="always")
+def simulation_result(s, T, max_turns, end_stake, leaf_mix, temperature, leaf, heuristic, result):
+    """What a simulation ending at ``s`` backs up, into ``result``: the winner's win once the game
+    is over, else the leaf's network value (``leaf``) blended with the heuristic's by
+    ``leaf_mix``; stretched by ``end_stake`` once the end is fixed."""
+    n = s[O_NPLAYERS]
+    result[:] = 0.0
+    if is_over(s, max_turns):
+        result[_winner(s, T)] = 1.0
+    else:
+        result[:] = leaf
+        if leaf_mix > 0:
+            evaluate(s, T, temperature, heuristic)
+            for q in range(n):
+                result[q] = (1 - leaf_mix) * result[q] + leaf_mix * heuristic[q]
+    if end_is_fixed(s, max_turns):
+        _stretch(result, n, 1.0 + end_stake)
 
 
 @kernel(ITERATE_NET_ARGS)
@@ -78,17 +104,6 @@ def iterate_net(tree, path, root_s, root_mask, T, s, mask, result, decks, c_puct
             child[path[depth - 1], a] = node
             path[depth] = node
             depth += 1
-        n = s[O_NPLAYERS]
-        result[:] = 0.0
-        if is_over(s, max_turns):
-            result[_winner(s, T)] = 1.0
-        else:
-            result[:] = leaf
-            if leaf_mix > 0:
-                evaluate(s, T, temperature, heuristic)
-                for q in range(n):
-                    result[q] = (1 - leaf_mix) * result[q] + leaf_mix * heuristic[q]
-        if end_is_fixed(s, max_turns):
-            _stretch(result, n, 1.0 + end_stake)
+        simulation_result(s, T, max_turns, end_stake, leaf_mix, temperature, leaf, heuristic, result)
         backup(tree, path, depth, result)
     return decks.shape[0]

@@ -403,6 +403,11 @@ class MCTSAgent(Agent):
             raise ValueError(f"{type(self).__name__} searches the game itself: pass the core GameState as `state`")
         if not np.array_equal(np.flatnonzero(state.legal_action_mask()), legal):
             raise ValueError("action_mask does not match state's legal actions")
+        return self._move(state, legal)
+
+    def _move(self, state: GameState, legal: np.ndarray) -> int:
+        """The move at a checked decision (``legal``: its legal action ids): the only legal
+        action, else the search's."""
         if legal.size == 1:
             return int(legal[0])
         return self.search(state).action

@@ -128,6 +128,8 @@ def kernel_groups(specs: Sequence[str]) -> list[str]:
         groups += AGENT_KERNELS.get(name, ())
         if name == "mcts" and options.get("rollout") == "random":
             groups.append("rollout")
+        if name == "az" and options.get("turns"):
+            groups.append("turn_search")
     return groups
 
 
