@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -68,6 +69,9 @@ from .policy import observed_map
 from .stall import STALL_AFTER, STALL_ROUNDS, StallGuard
 from .tree import NEEDS_PRIOR, NO_CHOICE, Node, backup, deck_samples, descend, no_choice_error
 from .value_net import ValueNet
+
+if TYPE_CHECKING:  # imported when a search over whole turns first runs
+    from .turn_search import TurnBuffers, TurnTree
 
 NUM_ACTIONS = E.NUM_ACTIONS
 POLICIES = Path(__file__).resolve().parent / "policies"
@@ -237,6 +241,8 @@ class AZAgent(_NetUser, MCTSAgent):
             raise ValueError("turns needs the compiled search: compiled=1 and prior_mix=1")
         self.turns = turns
         self._turns_now = False  # whether the search under way is over whole turns
+        self._turn_tree: TurnTree | None = None  # made at the first search over whole turns
+        self._turn_buffers: TurnBuffers | None = None
         for name, value in (("prior_temperature", prior_temperature), ("temperature", temperature)):
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
                 raise ValueError(f"{name} must be a positive number, got {value!r}")
@@ -293,14 +299,14 @@ class AZAgent(_NetUser, MCTSAgent):
                              f"{self._active_net.features!r} features")
         if int(state.legal_action_mask().sum()) == 1:
             return super().search(state)
-        if getattr(self, "_turn_tree", None) is None or self._turn_tree.candidates != self.turns:
+        if self._turn_tree is None or self._turn_buffers is None:
             self._turn_tree, self._turn_buffers = TurnTree(self._tree.capacity, self.turns), TurnBuffers(self.turns)
         self._turns_now = True
         try:
             self._run(SearchRoot.of(state, state.legal_action_mask()))
         finally:
             self._turns_now = False
-        tree, turns = self._tree, self._turn_tree
+        tree, (turns, _) = self._tree, self._turn_parts()
         if not turns.count[0]:  # no whole turn within MAX_TURN_LEN actions (never seen): search atomic actions
             return super().search(state)
         ks, rows = tree.children(0)
@@ -358,9 +364,10 @@ class AZAgent(_NetUser, MCTSAgent):
         if self._turns_now:
             from .turn_search import expand
 
-            self._turn_tree.reserve(self._tree)
-            expand(self._tree.arrays, self._turn_tree.arrays, node.index, s, T, DEFAULT_DISCREPANCIES,
-                   self._turn_buffers.arrays, self._turn_buffers.no_net, self._map_index)
+            turns, buffers = self._turn_parts()
+            turns.reserve(self._tree)
+            expand(self._tree.arrays, turns.arrays, node.index, s, T, DEFAULT_DISCREPANCIES, buffers.arrays,
+                   buffers.no_net, self._map_index)
             return
         prior = np.zeros(NUM_ACTIONS)
         if self.prior_mix < 1:  # prior_mix=1 needs no afterstates: the net's priors weigh nothing
@@ -392,18 +399,25 @@ class AZAgent(_NetUser, MCTSAgent):
         if ran < count:
             raise no_choice_error(type(self).__name__)
 
+    def _turn_parts(self) -> tuple[TurnTree, TurnBuffers]:
+        """The candidate store and scratch buffers of the search over whole turns under way."""
+        if self._turn_tree is None or self._turn_buffers is None:
+            raise RuntimeError("no search over whole turns is under way")
+        return self._turn_tree, self._turn_buffers
+
     def _iterate_turns(self, root: SearchRoot, count: int) -> None:
         """Run ``count`` simulations over whole turns from ``root`` (expanded), compiled whole."""
         from .turn_search import iterate_turns
 
-        self._turn_tree.reserve(self._tree)
+        turns, buffers = self._turn_parts()
+        turns.reserve(self._tree)
         decks = np.empty((count, E.NCARD), np.int32)
         deck_samples(root.s, root.starts, root.stops, self.rng, decks)
         net = self._compiled_nets[id(self._active_net)]
-        iterate_turns(self._tree.arrays, self._turn_tree.arrays, self._tree.path, root.s, root.T, self._s, self._mask,
+        iterate_turns(self._tree.arrays, turns.arrays, self._tree.path, root.s, root.T, self._s, self._mask,
                       self._result, decks, self.c_puct, self.max_turns, self.end_stake, self.leaf_mix,
-                      self.temperature, self._map_index, DEFAULT_DISCREPANCIES, self._turn_buffers.arrays,
-                      self._turn_buffers.no_net, self._encoder.out[0], net.arrays, self._shares, self._leaf,
+                      self.temperature, self._map_index, DEFAULT_DISCREPANCIES, buffers.arrays,
+                      buffers.no_net, self._encoder.out[0], net.arrays, self._shares, self._leaf,
                       self._heuristic)
 
     def _add_root_noise(self, root: Node, mask: np.ndarray) -> None:
@@ -411,7 +425,7 @@ class AZAgent(_NetUser, MCTSAgent):
         if not self._turns_now:
             super()._add_root_noise(root, mask)
             return
-        n = int(self._turn_tree.count[root.index])
+        n = int(self._turn_parts()[0].count[root.index])
         prior = root.prior
         if self.root_noise == 0 or n < 2 or prior is None:
             return
