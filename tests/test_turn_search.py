@@ -6,26 +6,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from test_az import advanced
 from test_board_features import feature_net
 
 from concordia_env import encoding
 from concordia_env import engine as E
 from concordia_env.agents.az import AZAgent
 from concordia_env.agents.base import make_agent
-from concordia_env.agents.heuristic import HeuristicAgent
 from concordia_env.arena.records import play_game
-from concordia_env.state import GameState, new_game
 from concordia_env.turns import TurnGenerator
-
-
-def advanced(map_name: str, players: int, seed: int, moves: int) -> GameState:
-    """A position some heuristic moves into a game."""
-    st = new_game(map_name, players, seed=seed)
-    h = HeuristicAgent(seed)
-    for _ in range(moves):
-        st.apply(h.act(encoding.observation(st, st.current_player), st.legal_action_mask(), st))
-    return st
-
 
 CASES = [("italia", 2, 0, 40), ("imperium", 4, 1, 90), ("italia", 3, 2, 0)]
 

@@ -32,9 +32,9 @@ from concordia_env.turn_kernels import MAX_TURN_LEN, STATE_SIZE, turn_candidates
 from concordia_env.turns import completion_weights
 
 from .az_search import NET_TYPE, _leaf, net_value, simulation_result
-from .tree import TREE_TYPE, SearchTree, backup
+from .tree import TREE_TYPE, SearchTree, backup, select
 
-O_DECK, NCARD = E.O_DECK, E.NCARD
+O_DECK, NCARD, NUM_ACTIONS = E.O_DECK, E.NCARD, E.NUM_ACTIONS
 #: what a walk does at a node: go on down, stop at a finished game already in the tree, or stop at a
 #: position where no candidate can be played in this sample (valued by the network in place)
 _GO, _AT_END, _STUCK = 0, 1, 2
@@ -42,7 +42,7 @@ _GO, _AT_END, _STUCK = 0, 1, 2
 #: numba's type of :attr:`TurnTree.arrays`
 TURN_TREE_TYPE = "Tuple((int64[::1], int64[:, ::1], int32[:, :, ::1]))"
 #: numba's type of the candidate buffers (:class:`TurnBuffers`) and of a completion net's weights
-BUFFERS_TYPE = "Tuple((int32[:, ::1], int32[:, ::1], int64[::1], float64[::1], int32[::1], uint8[::1]))"
+BUFFERS_TYPE = "Tuple((int32[:, ::1], int32[:, ::1], int64[::1], float64[::1], int32[::1], int8[::1]))"
 NO_NET_TYPE = "Tuple((float32[:, ::1], float32[::1], float32[:, ::1], float32[::1], float32[::1], boolean[::1]))"
 ITERATE_TURNS_ARGS = (f"{TREE_TYPE}, {TURN_TREE_TYPE}, int64[::1], int32[::1], int32[::1], int32[::1], int8[::1], "
                       f"float64[::1], int32[:, ::1], float64, int64, float64, float64, float64, int64, int64, "
@@ -84,12 +84,12 @@ class TurnTree:
 
 class TurnBuffers:
     """Scratch room for one call of :func:`turn_candidates` of at most ``candidates`` turns, and
-    the walk's own (a saved state, the candidates left out of a choice)."""
+    the walk's own (a saved state, the candidates open to a choice as a mask over the moves)."""
 
     def __init__(self, candidates: int) -> None:
         self.arrays = (np.zeros((candidates, STATE_SIZE), np.int32), np.zeros((candidates, MAX_TURN_LEN + 1), np.int32),
                        np.zeros(candidates, np.int64), np.zeros(candidates, np.float64),
-                       np.zeros(STATE_SIZE, np.int32), np.zeros(candidates, np.uint8))
+                       np.zeros(STATE_SIZE, np.int32), np.zeros(NUM_ACTIONS, np.int8))
         self.no_net = completion_weights(None)
 
 
@@ -122,30 +122,6 @@ def expand(tree, turns, node, s, T, discrepancies, buffers, no_net, map_index):
 
 
 @kernel(inline="always")
-def _select(tree, n, node, left_out, c_puct):
-    """The candidate (of the first ``n``, none ``left_out``) PUCT picks at ``node``, as
-    :func:`~concordia_env.agents.tree.select` picks an action; -1 if none can be chosen."""
-    players, visits, value, prior, _, child, _ = tree
-    p = players[node]
-    n_node = visits[node]
-    sqrt_n = math.sqrt(n_node + 1)
-    fpu = value[node, p] / n_node if n_node else 0.5
-    best, best_score = -1, -math.inf
-    for k in range(n):
-        if left_out[k]:
-            continue
-        c = child[node, k]
-        if c < 0 or visits[c] == 0:
-            q, m = fpu, 0
-        else:
-            q, m = value[c, p] / visits[c], visits[c]
-        score = q + c_puct * prior[node, k] * sqrt_n / (1 + m)
-        if score > best_score:
-            best, best_score = k, score
-    return best
-
-
-@kernel(inline="always")
 def _replay(s, T, mask, actions, length):
     """Play ``actions[:length]`` on ``s`` while each is legal; whether all were."""
     E.legal_mask(s, T, mask)
@@ -163,7 +139,7 @@ def _walk(tree, turns, path, s, T, mask, c_puct, discrepancies, buffers, no_net,
     the tree: returns ``(how the walk ended, depth, the node it left from, the candidate)``."""
     players, _, _, _, has_prior, child, size = tree
     count, length, actions = turns
-    _, _, _, _, saved, left_out = buffers
+    _, _, _, _, saved, open_ = buffers
     depth = np.int64(1)
     while True:
         node = path[depth - 1]
@@ -171,16 +147,17 @@ def _walk(tree, turns, path, s, T, mask, c_puct, discrepancies, buffers, no_net,
             return _AT_END, depth, node, -1
         if not has_prior[node]:
             expand(tree, turns, node, s, T, discrepancies, buffers, no_net, map_index)
-        n = count[node]
-        left_out[:n] = 0
-        k = _select(tree, n, node, left_out, c_puct)
+        open_[:] = 0
+        open_[:count[node]] = 1
+        # PUCT over the candidates, as over actions: candidate k is the node's move k
+        k = select(tree, node, open_, c_puct)
         while k >= 0:
             saved[:] = s
             if _replay(s, T, mask, actions[node, k], length[node, k]):
                 break
             s[:] = saved  # not legal in this sample: choose again without it
-            left_out[k] = 1
-            k = _select(tree, n, node, left_out, c_puct)
+            open_[k] = 0
+            k = select(tree, node, open_, c_puct)
         if k < 0:
             return _STUCK, depth, node, -1
         c = child[node, k]
