@@ -9,7 +9,8 @@
 #
 # Every step is bounded by a time limit (DATA_S, TRAIN_S, EVAL_S seconds) and keeps what it finished: the data
 # set keeps its complete shards, the strength run its complete chunks. Other knobs: WORKERS, GAMES, STEPS,
-# BATCH, HIDDEN, DEVICE (cuda, cpu or auto), SIMS (az's simulations), DEALS, WORK (scratch folder).
+# BATCH, HIDDEN, DEVICE (cuda, cpu or auto), SIMS (az's simulations), DEALS, WORK (scratch folder), GATES (the
+# strength lines played with the new network, see below; EVAL_S bounds each).
 # A next generation: SELFPLAY="az:net=STEM:simulations=100" BOOTSTRAP=STEM (self-play and TD targets by the last
 # network instead of mcts:iterations=100 and the released az network).
 # WHEELS=DIR installs the wheels in DIR into /tmp/site first (a machine without the package's dependencies).
@@ -44,25 +45,41 @@ timeout -k 15 "${TRAIN_S:-130}" $PY -m concordia_env.training.value.train --data
   --device "${DEVICE:-auto}" --torch-threads 8 --no-progress --export "$STEM" 2>&1 | tail -5
 cp "$WORK/train/metrics.json" "$OUT/train_metrics.json" 2>/dev/null
 
-log "eval"
-if [ -f "$STEM.npz" ]; then
-  $PY - "$STEM" "$MAP" "$PLAYERS" "${SIMS:-1000}" "${DEALS:-100}" > "$WORK/eval_config.json" <<'EOF'
+# gate NAME SIMS OPPONENT: a strength line of az with the new network at SIMS simulations against OPPONENT (2
+# players: head to head with seats rotated; more: one az seat against a field of OPPONENT), on the strength
+# table's deals, its chunks in $WORK/NAME and packed into $OUT/NAME.tgz with its config
+gate() {
+  local name=$1 sims=$2 opponent=$3
+  $PY - "$STEM" "$MAP" "$PLAYERS" "$sims" "${DEALS:-100}" "$opponent" > "$WORK/$name.json" <<'EOF'
 import json, sys
-stem, map_name, players, sims, deals = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], int(sys.argv[5])
+stem, map_name, sims, opponent = sys.argv[1], sys.argv[2], sys.argv[4], sys.argv[6]
+players, deals = int(sys.argv[3]), int(sys.argv[5])
 two = players == 2
 print(json.dumps({
     "format": "concordia-env/strength-config", "version": 1,
-    "description": f"az with the value net {stem} at {sims} simulations against mcts:iterations=1000",
+    "description": f"az with the value net {stem} at {sims} simulations against {opponent}",
     "agents": [{"name": "azv", "spec": f"az:net={stem}:simulations={sims}"},
-               {"name": "mcts1000", "spec": "mcts:iterations=1000"}],
+               {"name": "opponent", "spec": opponent}],
     "settings": [{"id": f"{map_name}{players}", "map": map_name, "players": players, "deals": deals, "seed": 0,
-                  "agents": ["azv", "mcts1000"] if two else ["azv"], "extra_pairs": [],
-                  "field": None if two else "mcts1000"}],
+                  "agents": ["azv", "opponent"] if two else ["azv"], "extra_pairs": [],
+                  "field": None if two else "opponent"}],
     "targets": [], "max_turns": 2000, "intermediate_scoring": False}, indent=1))
 EOF
-  timeout -k 15 "${EVAL_S:-120}" $PY -m concordia_env.arena.strength --config "$WORK/eval_config.json" \
-    --out "$WORK/eval" --workers "$W" --deals-chunk 1 --no-progress 2>&1 | tail -3
-  $PY -m concordia_env.arena.strength --config "$WORK/eval_config.json" --out "$WORK/eval" --table-only 2>&1 | tail -3
-  tar czf "$OUT/eval.tgz" -C "$WORK" eval
+  timeout -k 15 "${EVAL_S:-120}" $PY -m concordia_env.arena.strength --config "$WORK/$name.json" \
+    --out "$WORK/$name" --workers "$W" --deals-chunk 1 --no-progress 2>&1 | tail -3
+  $PY -m concordia_env.arena.strength --config "$WORK/$name.json" --out "$WORK/$name" --table-only 2>&1 | tail -3
+  cp "$WORK/$name.json" "$WORK/$name/config.json"
+  tar czf "$OUT/$name.tgz" -C "$WORK" "$name"
+}
+
+# GATES: the lines played with the new network, space-separated NAME@SIMS@OPPONENT (default: eval, 1,000
+# simulations against mcts:iterations=1000; expert iteration gates first at equal simulations, as in
+# GATES="gate200@200@mcts:iterations=200 eval@1000@mcts:iterations=1000")
+if [ -f "$STEM.npz" ]; then
+  for g in ${GATES:-eval@${SIMS:-1000}@mcts:iterations=1000}; do
+    name=${g%%@*}; rest=${g#*@}
+    log "gate $name: az at ${rest%%@*} simulations against ${rest#*@}"
+    gate "$name" "${rest%%@*}" "${rest#*@}"
+  done
 fi
 log "done"
