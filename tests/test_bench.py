@@ -46,8 +46,9 @@ def test_search_benchmark_prints_az_against_mcts_per_simulation():
     rows = bench_search(3, 1, seed=0, out=out)
     text = out.getvalue()
     assert "machine:" in text and "us/simulation" in text
-    assert [(r["map"], r["players"]) for r in rows] == [g for g in GAMES for _ in range(3)]
-    assert [r["agent"] for r in rows[:3]] == ["mcts:iterations=3", "az:simulations=3", "az:simulations=3:compiled=0"]
+    assert [(r["map"], r["players"]) for r in rows] == [g for g in GAMES for _ in range(4)]
+    assert [r["agent"] for r in rows[:4]] == ["mcts:iterations=3", "az:simulations=3", "az:simulations=3:compiled=0",
+                                              "az:simulations=3:turns=16"]
     assert all(r["us_per_simulation"] > 0 for r in rows) and rows[0]["vs_mcts"] == 1.0
 
 

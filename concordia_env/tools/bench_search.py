@@ -1,6 +1,6 @@
-"""Search speed: microseconds per simulation of ``az`` (compiled and numpy) against one MCTS
-iteration, on the same positions in the same run (``python -m concordia_env.tools.bench search``);
-``--net STEM`` adds ``az`` with that network (on its map).
+"""Search speed: microseconds per simulation of ``az`` (compiled, numpy, and over whole turns) against
+one MCTS iteration, on the same positions in the same run (``python -m concordia_env.tools.bench
+search``); ``--net STEM`` adds ``az`` with that network (on its map).
 
 The positions are heuristic games' positions at fixed move counts (seeded), so every agent
 searches the same ones; each agent searches each position ``repeats`` times after one warm-up
@@ -25,6 +25,9 @@ from ..state import GameState, new_game
 GAMES = (("italia", 2), ("imperium", 4))
 #: where in a game the positions are: heuristic moves from the start
 MOVES = (10, 60, 120, 200)
+#: the candidate turns of the search over whole turns (``az:turns=K``), whose simulation walks whole
+#: turns and finds a new node's candidates: dearer than an atomic one, but it covers a turn
+TURNS = 16
 
 
 def bench_positions(map_name: str, players: int, seed: int) -> list[GameState]:
@@ -60,7 +63,7 @@ def bench_search(simulations: int, repeats: int, seed: int, out: TextIO = sys.st
     with ``net`` (a value net's stem), also ``az`` with that network on the map it was trained for
     (a wider network makes a simulation dearer: this row says how much)."""
     specs = (f"mcts:iterations={simulations}", f"az:simulations={simulations}",
-             f"az:simulations={simulations}:compiled=0")
+             f"az:simulations={simulations}:compiled=0", f"az:simulations={simulations}:turns={TURNS}")
     net_map = ValueNet.load(net).map_name if net is not None else None
     extra_specs = (f"az:net={net}:simulations={simulations}",) if net is not None else ()
     from .bench import machine_description
