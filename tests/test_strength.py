@@ -421,3 +421,18 @@ def test_committed_table_is_what_the_committed_summary_renders():
     for t in summary["targets"]:
         assert f"`{t['line']}`" in table
         assert t["status"] == ("pending" if t["games"] == 0 else "partial" if t["games"] < 200 else t["status"])
+
+
+STRENGTH_FOLDERS = sorted(p.parent for p in (ROOT / "results").glob("**/config.json")
+                          if (p.parent / "lines").is_dir() and (p.parent / "summary.json").is_file())
+
+
+@pytest.mark.parametrize("folder", STRENGTH_FOLDERS, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_every_committed_strength_folder_is_what_its_chunk_files_say(folder: Path) -> None:
+    """The experiments under results/ played as strength lines (the table itself, az with values at scale,
+    az over whole turns...): each summary is exactly its chunk files', each table its summary's."""
+    config = st.load_config(folder / "config.json")
+    summary = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
+    assert summary["config"] == config.raw
+    assert st.build_summary(config, folder) == summary
+    assert (folder / "table.md").read_text(encoding="utf-8") == st.render(summary)
