@@ -275,15 +275,31 @@ def load_shards(directory: str | os.PathLike, quiet: bool = False) -> dict[str, 
     parts, used = [], []
     for p in paths:
         try:
-            parts.append(read_shard(p))
-            used.append(p.name)
+            part = read_shard(p)
         except ValueError as exc:
             if not quiet:
                 print(f"warning: skipping {exc}", file=sys.stderr)
+            continue
+        # the observations, nearly all of the memory, are read again below straight into one array,
+        # so that loading needs their size once, not twice (the parts and their concatenation)
+        part["obs_rows"] = len(part.pop("obs"))
+        parts.append(part)
+        used.append(p)
     if not parts:
         raise ValueError(f"{directory}: no readable shard_*.npz")
-    data: dict[str, Any] = {k: np.concatenate([p[k] for p in parts]) for k in POSITION_KEYS + GAME_KEYS}
-    data["meta"] = {"shards": used, "settings": parts[0]["meta"]}
+    keys = [k for k in POSITION_KEYS + GAME_KEYS if k != "obs"]
+    data: dict[str, Any] = {k: np.concatenate([p[k] for p in parts]) for k in keys}
+    data["obs"] = np.empty((sum(p["obs_rows"] for p in parts), encoding.OBSERVATION_SIZE), np.int16)
+    at = 0
+    for path, part in zip(used, parts):
+        rows = part["obs_rows"]
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                data["obs"][at:at + rows] = z["obs"]
+        except Exception as exc:  # noqa: BLE001 - changed since it was read: corrupt, or of another size
+            raise ValueError(f"{path}: changed while the data set was loaded ({type(exc).__name__}: {exc})") from None
+        at += rows
+    data["meta"] = {"shards": [p.name for p in used], "settings": parts[0]["meta"]}
     return data
 
 
