@@ -101,3 +101,13 @@ def test_bad_turn_options_are_refused(options: str, message: str) -> None:
 def test_a_network_with_board_features_cannot_search_whole_turns() -> None:
     with pytest.raises(ValueError, match="az:turns needs a network over the observation alone"):
         AZAgent(net=feature_net(), simulations=5, turns=4).search(advanced("italia", 2, 0, 10))
+
+
+def test_a_time_budget_grows_the_candidate_store_with_the_tree() -> None:
+    st = advanced("italia", 2, 6, 30)
+    agent = AZAgent(seed=0, net="v1", ms=60, turns=8)
+    result = agent.search(st.clone())
+    tree, turns = agent._tree, agent._turn_tree
+    assert agent.last_iterations == tree.visits[0] == result.visits.sum() >= 1
+    assert turns is not None and turns.count.size >= tree.capacity >= tree.size[0]
+    assert result.action in np.flatnonzero(st.legal_action_mask())

@@ -195,7 +195,8 @@ class AZAgent(_NetUser, MCTSAgent):
     Args:
         seed: seeds the deck samples, noise and tie-breaks.
         net: a :class:`ValueNet`, the path of one, or the name of a network released with the
-            package (``v1``, the default, or ``v2``), of the game's map.
+            package (``v1``, the default, or ``v2``), of the game's map (a name before a file of
+            that name: give ``./v2`` for the file).
         simulations: search iterations per decision (default 200).
         ms: time budget per decision in milliseconds instead (then results depend on the machine).
         c_puct: exploration constant.
