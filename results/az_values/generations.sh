@@ -10,7 +10,9 @@
 #   GATES      gate200: az at 200 simulations against mcts:iterations=200 (equal simulations), then
 #              eval: az at SIMS (default 1,000) against mcts:iterations=1000 (about equal time per decision),
 # and keeps its network (it becomes LAST) when its eval line wins at least as large a share of the games as
-# the last kept network's did (KEEP_ABOVE, default 0, for the first). LAST starts as FIRST (default the
+# the last kept network's did (for the first generation, KEEP_ABOVE: set it to the starting network's own share
+# on the same line, e.g. 0.72 for this folder's Italia network on 50 deals; the default 0 keeps the first
+# generation whatever it does). LAST starts as FIRST (default the
 # network of this folder for MAP). ROOT/generations.jsonl gets one line a generation: its gates and whether it
 # was kept. Every knob of run.sh passes through (GAMES, DATA_S, STEPS, TRAIN_S, DEALS, EVAL_S, WORKERS...).
 set -u
