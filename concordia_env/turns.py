@@ -184,6 +184,27 @@ class TurnGenerator:
         return m
 
 
+def turn_plan(s: np.ndarray, T: np.ndarray, sequence: tuple[int, ...] | list[int]) -> list[tuple[np.ndarray, int]]:
+    """A chosen turn as an agent follows it: each action of ``sequence`` paired with the position
+    it is played in, from ``s`` (left unchanged) on."""
+    s = s.copy()
+    scratch = np.empty(NUM_ACTIONS, np.int8)
+    plan = []
+    for a in sequence:
+        plan.append((s.copy(), int(a)))
+        E.step(s, T, scratch, a)
+    return plan
+
+
+def next_planned(plan: list[tuple[np.ndarray, int]], s: np.ndarray) -> int | None:
+    """The next action of ``plan`` (taken off it) if the game stands at the position it was chosen
+    for; else None, and the plan is dropped (someone else's decision came in between)."""
+    if plan and np.array_equal(plan[0][0], s):
+        return plan.pop(0)[1]
+    plan.clear()
+    return None
+
+
 def whole_turns(state: GameState, max_candidates: int = DEFAULT_CANDIDATES, width: int = DEFAULT_WIDTH,
                 discrepancies: int = DEFAULT_DISCREPANCIES) -> list[Turn]:
     """The candidate turns of ``state``'s decision (empty once the game is over), seen by the

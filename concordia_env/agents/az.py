@@ -43,6 +43,7 @@ from concordia_env.encoding import encode, map_id
 from concordia_env.env import DEFAULT_MAX_TURNS
 from concordia_env.state import GameState
 from concordia_env.turn_kernels import DEFAULT_DISCREPANCIES
+from concordia_env.turns import next_planned, turn_plan
 
 from .afterstates import AfterstateEncoder
 from .az_search import iterate_net
@@ -271,10 +272,8 @@ class AZAgent(_NetUser, MCTSAgent):
     def _move(self, state: GameState, legal: np.ndarray) -> int:
         """With ``turns``, the next action of the turn chosen last while the game follows it;
         else a new search (see :class:`MCTSAgent`)."""
-        if self._plan and np.array_equal(self._plan[0][0], state.s):
-            return self._plan.pop(0)[1]
-        self._plan = []
-        return super()._move(state, legal)
+        planned = next_planned(self._plan, state.s)
+        return planned if planned is not None else super()._move(state, legal)
 
     def search(self, state: GameState) -> SearchResult:
         self._map = state.game.name
@@ -318,13 +317,7 @@ class AZAgent(_NetUser, MCTSAgent):
         for j, row in zip(ks.tolist(), rows.tolist()):
             visits[turns.actions[0, j, 0]] += tree.visits[row]
         value = tree.value[0, :state.num_players] / max(int(tree.visits[0]), 1)
-        s, T = state.s.copy(), state.game.tables
-        scratch = np.empty(NUM_ACTIONS, np.int8)
-        plan = []
-        for a in sequence:
-            plan.append((s.copy(), a))
-            E.step(s, T, scratch, a)
-        self._plan = plan[1:]
+        self._plan = turn_plan(state.s, state.game.tables, sequence)[1:]
         return SearchResult(sequence[0], visits, value)
 
     def _runs_compiled(self) -> bool:
@@ -422,16 +415,11 @@ class AZAgent(_NetUser, MCTSAgent):
                       self._heuristic)
 
     def _add_root_noise(self, root: Node, mask: np.ndarray) -> None:
-        """Dirichlet noise over the root's legal actions, or its candidate turns when searching them."""
-        if not self._turns_now:
-            super()._add_root_noise(root, mask)
-            return
-        n = int(self._turn_parts()[0].count[root.index])
-        prior = root.prior
-        if self.root_noise == 0 or n < 2 or prior is None:
-            return
-        noise = self.rng.dirichlet(np.full(n, self.root_noise_alpha))
-        prior[:n] = (1 - self.root_noise) * prior[:n] + self.root_noise * noise
+        """Dirichlet noise over the root's moves: its legal actions, or its candidate turns when
+        searching them (candidate ``k`` is move ``k``)."""
+        if self._turns_now:
+            mask = (np.arange(NUM_ACTIONS) < self._turn_parts()[0].count[root.index]).astype(np.int8)
+        super()._add_root_noise(root, mask)
 
     def _iterate_python(self, root: SearchRoot, count: int) -> None:
         """Run ``count`` iterations from ``root``: the walk down the tree is compiled

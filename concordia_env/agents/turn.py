@@ -29,7 +29,7 @@ import numpy as np
 
 from concordia_env import engine as E
 from concordia_env.state import GameState
-from concordia_env.turns import TurnGenerator, check_candidates
+from concordia_env.turns import TurnGenerator, check_candidates, next_planned, turn_plan
 
 from .az import finite, load_net, released_net
 from .base import Agent, check_mask
@@ -183,10 +183,10 @@ class TurnAgent(Agent):
         legal = check_mask(action_mask)
         mask = np.asarray(action_mask, dtype=np.int8)
         position = HeuristicAgent.position(observation, mask, state)
-        if self._plan and np.array_equal(self._plan[0][0], position.s):
-            return self._plan.pop(0)[1]
+        planned = next_planned(self._plan, position.s)
+        if planned is not None:
+            return planned
         if legal.size == 1:
-            self._plan = []
             return int(legal[0])
         return self._choose(position)
 
@@ -202,11 +202,5 @@ class TurnAgent(Agent):
             # tiny noise below any real difference: breaks exact ties by the seed
             k = int(np.argmax(self.scores(position, gen, rows) + self.rng.random(n) * 1e-9))
         sequence = gen.sequence(k)
-        plan = []
-        s = position.s.copy()
-        scratch = np.empty(E.NUM_ACTIONS, np.int8)
-        for a in sequence:
-            plan.append((s.copy(), a))
-            E.step(s, T, scratch, a)
-        self._plan = plan[1:]
+        self._plan = turn_plan(position.s, T, sequence)[1:]
         return sequence[0]
