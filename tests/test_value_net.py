@@ -107,6 +107,34 @@ def test_corrupt_shard_is_skipped_and_regenerated(data_dir: Path, tmp_path: Path
     assert (copy / "shard_00000.npz").read_bytes() == good  # same seed, same bytes
 
 
+def test_several_data_sets_load_as_one_with_games_renumbered(data_dir: Path, tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture) -> None:
+    one = value_data.load_shards(data_dir)
+    two = value_data.load_shards([data_dir, data_dir])
+    m = len(one["step"])
+    assert len(two["step"]) == 2 * m and two["obs"].shape == (2 * m, encoding.OBSERVATION_SIZE)
+    np.testing.assert_array_equal(two["obs"][m:], one["obs"])
+    # the second set's games follow the first's: games 0-1, then 2-3
+    np.testing.assert_array_equal(two["game"], np.concatenate([one["game"], one["game"] + 2]))
+    np.testing.assert_array_equal(two["game_index"], [0, 1, 2, 3])
+    assert two["meta"]["settings"] == one["meta"]["settings"] and len(two["meta"]["shards"]) == 2
+    # trained on together: the run's network names both sets
+    out = tmp_path / "run"
+    assert value_train.main(TRAIN + ["--data", str(data_dir), str(data_dir), "--out", str(out), "--steps", "5"]) == 0
+    assert json.loads((out / "metrics.json").read_text())["positions"] == 2 * m
+    # another player count, or a set with no shard: one line naming it
+    other = tmp_path / "four"
+    assert value_data.main(["--map", "italia", "--players", "4"] + GEN[4:] + ["--out", str(other)]) == 0
+    with pytest.raises(ValueError, match="4"):
+        value_data.load_shards([data_dir, other])
+    with pytest.raises(ValueError, match="empty.*no readable shard"):
+        value_data.load_shards([data_dir, tmp_path / "empty"])
+    capsys.readouterr()
+    assert value_train.main(TRAIN + ["--data", str(data_dir), str(tmp_path / "empty"), "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no readable shard" in err[0]
+
+
 def test_numpy_export_equals_torch(run_dir: Path, data_dir: Path) -> None:
     net = ValueNet.load(run_dir / "value_net")
     ck = torch.load(run_dir / "checkpoint.pt", weights_only=False)

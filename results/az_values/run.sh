@@ -10,7 +10,8 @@
 # Every step is bounded by a time limit (DATA_S, TRAIN_S, EVAL_S seconds) and keeps what it finished: the data
 # set keeps its complete shards, the strength run its complete chunks. Other knobs: WORKERS, GAMES, STEPS,
 # BATCH, HIDDEN, DEVICE (cuda, cpu or auto), SIMS (az's simulations), DEALS, WORK (scratch folder), GATES (the
-# strength lines played with the new network, see below; EVAL_S bounds each).
+# strength lines played with the new network, see below; EVAL_S bounds each), SEED (the self-play games' seed),
+# EXTRA_DATA (more data directories, space-separated, trained on with this run's own).
 # A next generation: SELFPLAY="az:net=STEM:simulations=100" BOOTSTRAP=STEM (self-play and TD targets by the last
 # network instead of mcts:iterations=100 and the released az network).
 # WHEELS=DIR installs the wheels in DIR into /tmp/site first (a machine without the package's dependencies).
@@ -35,11 +36,11 @@ log() { echo "[$(date +%T)] $*" | tee -a "$OUT/steps.log"; }
 log "data: $MAP, $PLAYERS players"
 timeout -k 15 "${DATA_S:-240}" $PY -m concordia_env.training.value.data --map "$MAP" --players "$PLAYERS" \
   --games "${GAMES:-6000}" --agents "${SELFPLAY:-mcts:iterations=100}" --out "$WORK/data" --workers "$W" --shard-size 10 \
-  --no-progress 2>&1 | tail -5
+  --seed "${SEED:-0}" --no-progress 2>&1 | tail -5
 log "shards: $(ls "$WORK/data" | grep -c '^shard_.*\.npz$')"
 
 log "train"
-timeout -k 15 "${TRAIN_S:-130}" $PY -m concordia_env.training.value.train --data "$WORK/data" --out "$WORK/train" \
+timeout -k 15 "${TRAIN_S:-130}" $PY -m concordia_env.training.value.train --data "$WORK/data" ${EXTRA_DATA:-} --out "$WORK/train" \
   --hidden "${HIDDEN:-256,128}" --targets td --lam 0.8 --bootstrap "${BOOTSTRAP:-concordia_env/agents/policies/az_$MAP}" \
   --steps "${STEPS:-8000}" --batch "${BATCH:-1024}" --eval-every 1000 --checkpoint-every 2000 \
   --device "${DEVICE:-auto}" --torch-threads 8 --no-progress --export "$STEM" 2>&1 | tail -5

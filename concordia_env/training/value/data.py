@@ -268,25 +268,47 @@ def _shard_ok(cfg: DataConfig, path: Path, games: range) -> bool:
     return bool(keep([path], problem, "regenerating it"))
 
 
-def load_shards(directory: str | os.PathLike, quiet: bool = False) -> dict[str, Any]:
+def load_shards(directory: str | os.PathLike | Sequence[str | os.PathLike], quiet: bool = False) -> dict[str, Any]:
     """Every readable shard of ``directory`` concatenated (position and game arrays); a shard that
-    cannot be read is skipped with one warning line. ``meta`` lists the shards used."""
-    paths = sorted(Path(directory).glob("shard_*.npz"))
+    cannot be read is skipped with one warning line. ``meta`` lists the shards used.
+
+    ``directory`` may also be several data sets of one map and player count (expert iteration's
+    window of generations): their games are renumbered after one another, so that a game id names
+    one game of the whole, and ``meta``'s settings are the first set's (``ValueError`` if the maps or
+    player counts differ, or a set has no readable shard)."""
+    dirs = [directory] if isinstance(directory, (str, os.PathLike)) else list(directory)
+    if not dirs:
+        raise ValueError("no data directory given")
     parts, used = [], []
-    for p in paths:
-        try:
-            part = read_shard(p)
-        except ValueError as exc:
-            if not quiet:
-                print(f"warning: skipping {exc}", file=sys.stderr)
-            continue
-        # the observations, nearly all of the memory, are read again below straight into one array,
-        # so that loading needs their size once, not twice (the parts and their concatenation)
-        part["obs_rows"] = len(part.pop("obs"))
-        parts.append(part)
-        used.append(p)
-    if not parts:
-        raise ValueError(f"{directory}: no readable shard_*.npz")
+    first = 0  # the first game id of the next data set
+    for d in dirs:
+        found = 0
+        top = -1
+        for p in sorted(Path(d).glob("shard_*.npz")):
+            try:
+                part = read_shard(p)
+            except ValueError as exc:
+                if not quiet:
+                    print(f"warning: skipping {exc}", file=sys.stderr)
+                continue
+            # the observations, nearly all of the memory, are read again below straight into one array,
+            # so that loading needs their size once, not twice (the parts and their concatenation)
+            part["obs_rows"] = len(part.pop("obs"))
+            top = max(top, int(part["game_index"].max(initial=-1)))
+            part["game"] = part["game"] + first
+            part["game_index"] = part["game_index"] + first
+            parts.append(part)
+            used.append(p)
+            found += 1
+        if not found:
+            raise ValueError(f"{d}: no readable shard_*.npz")
+        first += top + 1
+    settings = parts[0]["meta"]
+    for part, path in zip(parts, used):
+        other = part["meta"]
+        if (other.get("map"), other.get("players")) != (settings.get("map"), settings.get("players")):
+            raise ValueError(f"{path}: map {other.get('map')!r}, {other.get('players')!r} players, where "
+                             f"{used[0]} has {settings.get('map')!r}, {settings.get('players')!r}")
     keys = [k for k in POSITION_KEYS + GAME_KEYS if k != "obs"]
     data: dict[str, Any] = {k: np.concatenate([p[k] for p in parts]) for k in keys}
     data["obs"] = np.empty((sum(p["obs_rows"] for p in parts), encoding.OBSERVATION_SIZE), np.int16)
@@ -299,7 +321,8 @@ def load_shards(directory: str | os.PathLike, quiet: bool = False) -> dict[str, 
         except Exception as exc:  # noqa: BLE001 - changed since it was read: corrupt, or of another size
             raise ValueError(f"{path}: changed while the data set was loaded ({type(exc).__name__}: {exc})") from None
         at += rows
-    data["meta"] = {"shards": [p.name for p in used], "settings": parts[0]["meta"]}
+    names = [p.name for p in used] if len(dirs) == 1 else [str(p) for p in used]
+    data["meta"] = {"shards": names, "settings": settings}
     return data
 
 

@@ -179,7 +179,7 @@ def split(args: argparse.Namespace, data: dict[str, Any]) -> tuple[np.ndarray, n
     is_val = np.isin(data["game"], val_games)
     tr, va = np.flatnonzero(~is_val), np.flatnonzero(is_val)
     if len(tr) < args.batch:
-        raise ValueError(f"{args.data}: {len(tr)} training positions, fewer than one batch of {args.batch}")
+        raise ValueError(f"{' '.join(map(str, args.data))}: {len(tr)} training positions, fewer than one batch of {args.batch}")
     return val_games, tr, va
 
 
@@ -200,7 +200,10 @@ def resumed(args: argparse.Namespace, path: Path, model: ValueModel,
         return 0, [], 0.0
     ck = load_checkpoint(path)
     fixed = {k: vars(args)[k] for k in FIXED_ARGS}
-    if {k: ck["args"].get(k) for k in FIXED_ARGS} != fixed:
+    before = dict(ck["args"])
+    if isinstance(before.get("data"), str):  # written when --data took one directory
+        before["data"] = [before["data"]]
+    if {k: before.get(k) for k in FIXED_ARGS} != fixed:
         raise ValueError(f"{path}: written with other settings ({ck['args']}); resume with the same ones")
     model.load_state_dict(ck["model"])
     opt.load_state_dict(ck["optimizer"])
@@ -294,7 +297,7 @@ def finish(args: argparse.Namespace, model: ValueModel, data: dict[str, Any], va
             m = model(torch.as_tensor(obs[va]))[1].numpy() * MARGIN_SCALE
         present = obs[va][:, model.present] > 0
         metrics["val"]["margin_mae_vp"] = round(float(np.abs(m - margin[va])[present].mean()), 2)
-    meta = {"data": str(args.data), "positions": metrics["positions"], "games": metrics["games"],
+    meta = {"data": " ".join(map(str, args.data)), "positions": metrics["positions"], "games": metrics["games"],
             "steps": step, "targets": args.targets, "seed": args.seed}
     net = model.to_numpy(map_name, meta)
     net.save(out / "value_net")
@@ -324,7 +327,8 @@ def _ints(text: str) -> list[int]:
 def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
     """Train as the command line ``argv`` says; the exit status. ``prog`` is the command named in its messages."""
     ap = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n")[0])
-    ap.add_argument("--data", required=True, help="a value_data directory")
+    ap.add_argument("--data", required=True, nargs="+",
+                    help="a value_data directory, or several of one map and player count (trained on together)")
     ap.add_argument("--out", required=True, help="run directory: checkpoint.pt, value_net.npz/.json, metrics.json")
     ap.add_argument("--hidden", type=_ints, default=[256, 128], help="trunk widths, comma-separated")
     ap.add_argument("--activation", default="ReLU", choices=["ReLU", "Tanh", "ELU", "LeakyReLU"])
