@@ -91,9 +91,8 @@ def test_lines_follow_the_config(config):
 
 def test_the_committed_config_is_valid():
     config = st.load_config(COMMITTED / "config.json")
-    # 9 agents in Italia, 8 in Imperium (no azv2 network yet): every pair in each setting (36 + 28) and
-    # Imperium's 7 others each with three heuristics
-    assert len(config.lines) == 36 + 28 + 7
+    # 9 agents in each setting: every pair in each (36 + 36) and Imperium's 8 others each with three heuristics
+    assert len(config.lines) == 36 + 36 + 8
     assert all(line.planned == 200 for line in config.lines)
     assert {t.line for t in config.targets} == {
         "italia2-az-vs-heuristic", "imperium4-az-plus-3-heuristic", "italia2-az-vs-mcts1000", "italia2-azv2-vs-mcts1000",

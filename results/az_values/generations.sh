@@ -72,6 +72,10 @@ for g in $(seq $((done + 1)) "${GENERATIONS:-2}"); do
     SEED=$((g - 1)) EXTRA_DATA="$extra" WORKERS=$W \
     GATES="gate200@200@mcts:iterations=200 eval@${SIMS:-1000}@mcts:iterations=1000" bash "$HERE/run.sh"
   wall=$(( $(date +%s) - start ))
+  if [ ! -f "$dir/value_$MAP.npz" ]; then  # the training did not finish (TRAIN_S): no line, so that it resumes
+    echo "error: generation $g trained no network ($dir/steps.log); the same command again resumes it" >&2
+    exit 1
+  fi
   gate=$(rate "$dir/work/gate200/summary.json")
   eval=$(rate "$dir/work/eval/summary.json")
   kept=false

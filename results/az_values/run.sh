@@ -8,7 +8,8 @@
 #   MAP=imperium PLAYERS=4 DATA_S=300 EVAL_S=200 bash results/az_values/run.sh
 #
 # Every step is bounded by a time limit (DATA_S, TRAIN_S, EVAL_S seconds) and keeps what it finished: the data
-# set keeps its complete shards, the strength run its complete chunks. Other knobs: WORKERS, GAMES, STEPS,
+# set keeps its complete shards, the training its checkpoint (the same command again resumes it), the strength
+# run its complete chunks. Other knobs: WORKERS, GAMES, STEPS,
 # BATCH, HIDDEN, DEVICE (cuda, cpu or auto), SIMS (az's simulations), DEALS, WORK (scratch folder), GATES (the
 # strength lines played with the new network, see below; EVAL_S bounds each), SEED (the self-play games' seed),
 # EXTRA_DATA (more data directories, space-separated, trained on with this run's own).
@@ -39,11 +40,11 @@ timeout -k 15 "${DATA_S:-240}" $PY -m concordia_env.training.value.data --map "$
   --seed "${SEED:-0}" --no-progress 2>&1 | tail -5
 log "shards: $(ls "$WORK/data" | grep -c '^shard_.*\.npz$')"
 
-log "train"
+log "train$([ -f "$WORK/train/checkpoint.pt" ] && echo ": resuming $WORK/train/checkpoint.pt")"
 timeout -k 15 "${TRAIN_S:-130}" $PY -m concordia_env.training.value.train --data "$WORK/data" ${EXTRA_DATA:-} --out "$WORK/train" \
   --hidden "${HIDDEN:-256,128}" --targets td --lam 0.8 --bootstrap "${BOOTSTRAP:-concordia_env/agents/policies/az_$MAP}" \
   --steps "${STEPS:-8000}" --batch "${BATCH:-1024}" --eval-every 1000 --checkpoint-every 2000 \
-  --device "${DEVICE:-auto}" --torch-threads 8 --no-progress --export "$STEM" 2>&1 | tail -5
+  $([ -f "$WORK/train/checkpoint.pt" ] && echo --resume) --device "${DEVICE:-auto}" --torch-threads 8 --no-progress --export "$STEM" 2>&1 | tail -5
 cp "$WORK/train/metrics.json" "$OUT/train_metrics.json" 2>/dev/null
 
 # gate NAME SIMS OPPONENT: a strength line of az with the new network at SIMS simulations against OPPONENT (2
