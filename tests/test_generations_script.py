@@ -26,6 +26,11 @@ def test_a_tiny_generation_trains_gates_and_keeps_its_network(tmp_path: Path) ->
     env = dict(os.environ, PY=sys.executable, MAP="italia", PLAYERS="2", GENERATIONS="1", ROOT=str(tmp_path / "gens"),
                GAMES="2", DATA_S="300", STEPS="3", BATCH="32", TRAIN_S="300", DEALS="1", EVAL_S="300", SIMS="5",
                SELF_SIMS="5", WORKERS="1", DEVICE="cpu", KEEP_ABOVE="0", WORK=str(tmp_path / "unused"))
+    # a training cut short by its time limit: no line for the generation, an error, and the same command resumes
+    cut = subprocess.run(["bash", str(script)], env=dict(env, TRAIN_S="1"), cwd=ROOT, capture_output=True, text=True,
+                         timeout=900)
+    assert cut.returncode == 1 and "generation 1 trained no network" in cut.stderr, cut.stderr[-2000:]
+    assert not (tmp_path / "gens" / "generations.jsonl").exists()
     proc = subprocess.run(["bash", str(script)], env=env, cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr[-2000:]
     gen = tmp_path / "gens" / "gen_1"
