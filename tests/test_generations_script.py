@@ -71,3 +71,24 @@ def test_a_tiny_generation_trains_gates_and_keeps_its_network(tmp_path: Path) ->
     assert trained["arguments"]["data"] == second["data"] and trained["arguments"]["bootstrap"] == str(start)
     assert trained["data"]["games"] == 4
     assert more.stdout.strip().endswith(f"last kept: {start}")
+
+
+def test_the_committed_generations_match_their_gates() -> None:
+    """Each line of results/az_values/generations/italia/generations.jsonl has its generation's gates as packed in
+    its eval.tgz and gate200.tgz (the share of az's wins over every chunk), and its network loads."""
+    folder = ROOT / "results" / "az_values" / "generations" / "italia"
+    records = [json.loads(t) for t in (folder / "generations.jsonl").read_text().splitlines()]
+    assert [r["generation"] for r in records] == list(range(1, len(records) + 1)) and len(records) >= 3
+    for record in records:
+        gen = folder / f"gen_{record['generation']}"
+        for name in ("gate200", "eval"):
+            wins = games = 0
+            with tarfile.open(gen / f"{name}.tgz") as tar:
+                for member in tar.getmembers():
+                    if member.name.endswith(".json") and "/deals_" in member.name:
+                        chunk = json.load(tar.extractfile(member))  # type: ignore[arg-type]
+                        (az,) = [v for k, v in chunk["per_agent"].items() if k.startswith("az:")]
+                        wins += az["wins"]
+                        games += chunk["games"]
+            assert games == 100 and f"{wins / games:g}" == f"{float(record[name]):g}", (gen, name)
+        assert ValueNet.load(gen / "value_italia").map_name == "italia"
