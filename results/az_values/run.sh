@@ -40,11 +40,12 @@ timeout -k 15 "${DATA_S:-240}" $PY -m concordia_env.training.value.data --map "$
   --seed "${SEED:-0}" --no-progress 2>&1 | tail -5
 log "shards: $(ls "$WORK/data" | grep -c '^shard_.*\.npz$')"
 
-log "train$([ -f "$WORK/train/checkpoint.pt" ] && echo ": resuming $WORK/train/checkpoint.pt")"
+RESUME=$([ -f "$WORK/train/checkpoint.pt" ] && echo --resume)  # a training cut short goes on from its checkpoint
+log "train${RESUME:+: resuming $WORK/train/checkpoint.pt}"
 timeout -k 15 "${TRAIN_S:-130}" $PY -m concordia_env.training.value.train --data "$WORK/data" ${EXTRA_DATA:-} --out "$WORK/train" \
   --hidden "${HIDDEN:-256,128}" --targets td --lam 0.8 --bootstrap "${BOOTSTRAP:-concordia_env/agents/policies/az_$MAP}" \
   --steps "${STEPS:-8000}" --batch "${BATCH:-1024}" --eval-every 1000 --checkpoint-every 2000 \
-  $([ -f "$WORK/train/checkpoint.pt" ] && echo --resume) --device "${DEVICE:-auto}" --torch-threads 8 --no-progress --export "$STEM" 2>&1 | tail -5
+  $RESUME --device "${DEVICE:-auto}" --torch-threads 8 --no-progress --export "$STEM" 2>&1 | tail -5
 cp "$WORK/train/metrics.json" "$OUT/train_metrics.json" 2>/dev/null
 
 # gate NAME SIMS OPPONENT: a strength line of az with the new network at SIMS simulations against OPPONENT (2

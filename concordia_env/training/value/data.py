@@ -279,11 +279,11 @@ def load_shards(directory: str | os.PathLike | Sequence[str | os.PathLike], quie
     dirs = [directory] if isinstance(directory, (str, os.PathLike)) else list(directory)
     if not dirs:
         raise ValueError("no data directory given")
-    parts, used = [], []
+    parts: list[dict[str, Any]] = []
+    used: list[Path] = []
     first = 0  # the first game id of the next data set
     for d in dirs:
-        found = 0
-        top = -1
+        before, top = len(parts), -1  # parts so far, and this set's last game id
         for p in sorted(Path(d).glob("shard_*.npz")):
             try:
                 part = read_shard(p)
@@ -299,8 +299,7 @@ def load_shards(directory: str | os.PathLike | Sequence[str | os.PathLike], quie
             part["game_index"] = part["game_index"] + first
             parts.append(part)
             used.append(p)
-            found += 1
-        if not found:
+        if len(parts) == before:
             raise ValueError(f"{d}: no readable shard_*.npz")
         first += top + 1
     settings = parts[0]["meta"]

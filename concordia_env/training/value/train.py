@@ -172,6 +172,11 @@ def _device_of(model: torch.nn.Module) -> torch.device:
     return next(model.parameters()).device
 
 
+def data_names(args: argparse.Namespace) -> str:
+    """The ``--data`` directories as one string, for messages and the network's header."""
+    return " ".join(map(str, args.data))
+
+
 def split(args: argparse.Namespace, data: dict[str, Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The validation games and the indices of the training and validation positions; ``ValueError``
     if the training positions are fewer than one batch."""
@@ -179,7 +184,7 @@ def split(args: argparse.Namespace, data: dict[str, Any]) -> tuple[np.ndarray, n
     is_val = np.isin(data["game"], val_games)
     tr, va = np.flatnonzero(~is_val), np.flatnonzero(is_val)
     if len(tr) < args.batch:
-        raise ValueError(f"{' '.join(map(str, args.data))}: {len(tr)} training positions, fewer than one batch of {args.batch}")
+        raise ValueError(f"{data_names(args)}: {len(tr)} training positions, fewer than one batch of {args.batch}")
     return val_games, tr, va
 
 
@@ -297,7 +302,7 @@ def finish(args: argparse.Namespace, model: ValueModel, data: dict[str, Any], va
             m = model(torch.as_tensor(obs[va]))[1].numpy() * MARGIN_SCALE
         present = obs[va][:, model.present] > 0
         metrics["val"]["margin_mae_vp"] = round(float(np.abs(m - margin[va])[present].mean()), 2)
-    meta = {"data": " ".join(map(str, args.data)), "positions": metrics["positions"], "games": metrics["games"],
+    meta = {"data": data_names(args), "positions": metrics["positions"], "games": metrics["games"],
             "steps": step, "targets": args.targets, "seed": args.seed}
     net = model.to_numpy(map_name, meta)
     net.save(out / "value_net")
