@@ -232,13 +232,16 @@ def test_a_cut_short_or_miscounted_file_is_reported(exported, tmp_path):
         list(iter_games(short))
 
 
+# mtime=0 and explicit ids: pytest-xdist needs every worker to collect the same test ids,
+# and a gzip stream stamped with the time differs between workers that start a second apart.
 @pytest.mark.parametrize("content, problem", [
     (b"not gzip at all", "not a readable gzip file"),
-    (gzip.compress(b'{"format": "concordia-env/game", "version": 1}\n'), "not a Concordia data set"),
-    (gzip.compress(b'{"format": "concordia-env/games", "version": 9, "games": 0}\n'), "unsupported data-set version 9"),
-    (gzip.compress(b"[[[[\n"), "the header line is not valid JSON"),
-    (gzip.compress(b""), "the header line is not valid JSON"),
-])
+    (gzip.compress(b'{"format": "concordia-env/game", "version": 1}\n', mtime=0), "not a Concordia data set"),
+    (gzip.compress(b'{"format": "concordia-env/games", "version": 9, "games": 0}\n', mtime=0),
+     "unsupported data-set version 9"),
+    (gzip.compress(b"[[[[\n", mtime=0), "the header line is not valid JSON"),
+    (gzip.compress(b"", mtime=0), "the header line is not valid JSON"),
+], ids=["not-gzip", "one-game-file", "version-9", "header-not-json", "empty"])
 def test_a_file_that_is_not_a_data_set_always_raises(tmp_path, content, problem):
     path = tmp_path / "x.jsonl.gz"
     path.write_bytes(content)
