@@ -125,11 +125,23 @@ def test_a_learned_completion_scores_turn_ends_as_the_numpy_network_does(policy)
         assert np.array_equal(c.s, gen.states[k])
 
 
-def test_a_learned_completion_needs_a_network_alone_and_one_relu_layer():
-    with pytest.raises(ValueError, match="w=0"):
-        make_agent("turn:complete=net")
-    with pytest.raises(ValueError, match="w=0"):
-        make_agent("turn:net=none:w=1:complete=net")
+def test_with_a_learned_completion_w_weighs_the_completing_networks_value_of_each_end():
+    agent = make_agent("turn:w=0.5:win=40:complete=net")  # the released az network completes, values and wins
+    st = advanced(moves=16)
+    gen = agent.generator_for("italia", 2)
+    n = gen.generate(st.s, st.game.tables)
+    rows = gen.observations(st.game.tables, st.current_player)[:n]
+    net = agent.net_for("italia", 2)
+    end = net.policy_logits(rows) if net.has_policy else net.values(rows)[:, 0]
+    assert n > 1 and np.ptp(end) > 0
+    np.testing.assert_allclose(agent.scores(st, gen, rows), 0.5 * end + 40 * net.values(rows)[:, 0],
+                               rtol=1e-4, atol=1e-4)
+    assert _decide(agent, st) in st.legal_actions()
+
+
+def test_a_learned_completion_needs_one_relu_layer():
+    with pytest.raises(ValueError, match="net=none scores turns"):
+        make_agent("turn:net=none:w=0:complete=net")
     with pytest.raises(ValueError, match="complete must be"):
         make_agent("turn:complete=mcts")
     two = random_net(1)

@@ -75,3 +75,31 @@ def test_the_distilled_completion_is_quoted_with_its_held_out_agreement():
     page = (ROOT / "docs" / "training.md").read_text(encoding="utf-8")
     assert f"agrees with the\nheuristic on {100 * meta['held_out_agreement']:.1f}% of" in page
     assert f"({meta['decisions']:,} decisions" in page
+
+
+def test_the_value_completion_lines_are_quoted_from_their_files():
+    rows = _rows("agents.md", "value_completion/")
+    files = sorted((ROOT / "results" / "value_completion").glob("*.json"))
+    assert len(rows) == len(files) >= 4
+    for path in files:
+        result = json.loads(path.read_text())
+        assert result["complete"] and result["games"] in (200, 1000)
+        agent, *field = result["agents"]
+        assert set(field) == {"heuristic"} and len(field) == result["players"] - 1
+        completer = agent.split("completer=")[1]
+        assert (ROOT / f"{completer}.npz").is_file() and ":complete=net:" in agent
+        stats = result["per_agent"][agent]
+        lo, hi = stats["win_rate_ci95"]
+        row = next(r for r in rows if f"value_completion/{path.name}" in r)
+        assert f"`{agent}`" in row and f"{stats['wins']}/{result['games']}" in row
+        assert f"{100 * stats['win_rate']:.1f}% [{100 * lo:.1f}–{100 * hi:.1f}]" in row
+
+
+def test_the_value_completions_are_quoted_with_their_training():
+    page = (ROOT / "docs" / "training.md").read_text(encoding="utf-8")
+    for name, stem in (("turn_italia", "italia"), ("turn_imperium", "imperium")):
+        meta = json.loads((ROOT / "releases" / name / "completion_value" / f"{stem}.json").read_text())["metadata"]
+        assert meta["trainer"] == "turn_td.completion" and meta["target"] == "value" and meta["hidden"] == 512
+        held = f"{100 * meta['held_out_agreement']:.1f}% and gives up {meta['held_out_regret']:.2f} points"
+        assert held in page, held
+        assert f"{meta['decisions']:,} decisions" in page

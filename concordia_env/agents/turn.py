@@ -5,11 +5,13 @@ At every decision of its own turn the agent lists the candidate turns
 variations the heuristic ranks next) and scores the position each ends in, as the deciding
 seat sees it before the display is refilled:
 
-    score = w * heuristic position value + win * V_win + margin * V_margin
+    score = w * position value + win * V_win + margin * V_margin
 
 ``V_win`` is the network's share of a win for the decider (0..1), ``V_margin`` its predicted
-final VP margin over the best other player; the heuristic's value
-(:func:`concordia_env.agents.heuristic.position_value`) is in points of roughly VP. The
+final VP margin over the best other player; the position value is the heuristic's
+(:func:`concordia_env.agents.heuristic.position_value`, in points of roughly VP), or with
+``complete=net`` the completing network's own value of the end (a completion trained on the
+heuristic's values, :mod:`concordia_env.training.turn_td.completion`, gives it in the same points). The
 agent then plays the chosen turn's atomic actions one per call, as long as the game follows
 the plan (a storehouse overflow decided by someone else in between makes it choose again
 from there). Decisions out of turn (the good to keep) are scored the same way, one action
@@ -82,14 +84,15 @@ class TurnAgent(Agent):
             alone), the path of a value network file pair (``.npz`` + ``.json``,
             :class:`~concordia_env.agents.value_net.ValueNet`; e.g. one trained by
             :mod:`concordia_env.training.turn_td`), or a :class:`ValueNet`.
-        w: weight of the heuristic's position value (default 1; 0: the network alone).
+        w: weight of the position value (default 1; 0: the network alone): the heuristic's, or
+            with ``complete=net`` the completing network's value of each end.
         win: weight of the network's win share (points per whole win).
         margin: weight of the network's VP margin (needs a network with a margin head).
         candidates: K, the most candidate turns scored per decision (default 64).
         complete: ``"heuristic"`` (default): the heuristic's step values complete the turns;
-            ``"net"``: a network does: its policy head ranks each step by the position it leads
-            to (the afterstate logit), so with ``w=0`` no hand-written evaluation plays at all
-            (``w`` must then be 0).
+            ``"net"``: a network does: it ranks each step by its output for the position the step
+            leads to (a policy head's logit, or a value), and that output for a turn's end is the
+            position value ``w`` weighs, so no hand-written evaluation plays at all.
         completer: with ``complete=net``, the network that completes: ``"az"`` (default) the
             released ``az`` network of the game's map (its policy head learned from search on
             atomic moves), or a file, e.g. one of
@@ -129,8 +132,6 @@ class TurnAgent(Agent):
             raise ValueError(f"margin={margin} needs a network with a margin head; {self._source()} has none")
         if complete not in COMPLETIONS:
             raise ValueError(f"complete must be one of {', '.join(COMPLETIONS)}; got {complete!r}")
-        if complete == "net" and (self._net_name == "none" or self.w > 0):
-            raise ValueError("complete=net plays by the network alone: give a network and w=0")
         self.complete = complete
         self._completer = None if completer == "az" else load_net(completer)
         self._candidates = check_candidates(candidates)  # now, not at the first move
