@@ -14,7 +14,7 @@ def _rows(page: str, marker: str) -> list[str]:
 
 
 def test_the_ablation_table_quotes_its_tournament_files():
-    rows = _rows("agents.md", "italia2_")
+    rows = [r for r in _rows("agents.md", "italia2_") if "value_completion/" not in r]
     files = sorted((ROOT / "results" / "turn_ablation").glob("*.json"))
     assert len(rows) == len(files) >= 7
     for path in files:

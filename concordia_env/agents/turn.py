@@ -80,8 +80,8 @@ class TurnAgent(Agent):
         net: ``"az"`` (default) the network released for the game's map (the ``az`` agent's),
             ``"turn"`` the network trained at turn boundaries released for the map
             (:mod:`concordia_env.training.turn_td`),
-            ``"none"`` no network (then ``w`` must be > 0: the heuristic's value of whole turns
-            alone), the path of a value network file pair (``.npz`` + ``.json``,
+            ``"none"`` no network (then ``w`` must be > 0: the position value of whole turns
+            alone, the heuristic's or with ``complete=net`` the completing network's), the path of a value network file pair (``.npz`` + ``.json``,
             :class:`~concordia_env.agents.value_net.ValueNet`; e.g. one trained by
             :mod:`concordia_env.training.turn_td`), or a :class:`ValueNet`.
         w: weight of the position value (default 1; 0: the network alone): the heuristic's, or
