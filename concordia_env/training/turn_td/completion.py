@@ -53,6 +53,7 @@ from concordia_env.agents.heuristic import position_value, step_values
 from concordia_env.agents.numpy_policy import check_trained_for
 from concordia_env.agents.value_net import ValueNet
 from concordia_env.arena.records import initial_state, load_record
+from concordia_env.state import GameState
 from concordia_env.training.value.model import model_inputs
 from concordia_env.turns import TurnGenerator, turn_goes_on
 
@@ -65,6 +66,18 @@ TIE = 1e-9
 TARGETS = ("value", "best")
 #: candidate turns listed at a sampled card choice
 CARD_CHOICE_CANDIDATES = 32
+
+
+def _in_turn_choices(state: GameState, actions: Sequence[int]) -> list[int]:
+    """The indices of ``actions`` (played from ``state``, left unchanged) that decide a step inside a
+    turn with more than one option."""
+    spots = []
+    replay = state.clone()
+    for i, action in enumerate(actions):
+        if turn_goes_on(replay.s, replay.current_player) and int(replay.legal_action_mask().sum()) > 1:
+            spots.append(i)
+        replay.apply(action)
+    return spots
 
 
 def completion_data(record_files: Sequence[Path], per_game: int, seed: int, card_choices: float = 0.0,
@@ -103,13 +116,7 @@ def completion_data(record_files: Sequence[Path], per_game: int, seed: int, card
             raise ValueError(f"{path}: a game of {state.map_name} with {int(state.s[E.O_NPLAYERS])} players; "
                              f"this completion is for {expect[0]} with {expect[1]}")
         enc = AfterstateEncoder(state.map_name)
-        spots = []
-        replay = state.clone()
-        for i, action in enumerate(record["actions"]):
-            p = replay.current_player
-            if turn_goes_on(replay.s, p) and int(replay.legal_action_mask().sum()) > 1:
-                spots.append(i)
-            replay.apply(action)
+        spots = _in_turn_choices(state, record["actions"])
         chosen = set(rng.choice(spots, size=min(per_game, len(spots)), replace=False).tolist()) if spots else set()
         gen = gens.setdefault(state.map_name, TurnGenerator(state.map_name, CARD_CHOICE_CANDIDATES,
                                                             completion=completer))
