@@ -21,6 +21,10 @@ DEFAULT_DISCREPANCIES = 1
 #: the longest turn followed, in atomic actions (the longest seen in play: about 30; a
 #: completion that runs past this is dropped as no whole turn)
 MAX_TURN_LEN = 64
+#: positions a learned completion ranks once per decision (the rest are ranked anew; 1: no cache),
+#: and how far the cache looks for a free slot
+RANK_SLOTS = 4096
+RANK_PROBES = 32
 
 NUM_ACTIONS, STATE_SIZE, NDISP = E.NUM_ACTIONS, E.STATE_SIZE, E.NDISP
 X_PRESENT = encoding.OBSERVATION_LAYOUT["seat_present"].start
@@ -118,6 +122,59 @@ def _ranked(s, T, mask, p, width, vals, tmp, tmask, vp, order, net, map_index, o
 
 
 @kernel(group="turns", inline="always")
+def _ranked_once(s, T, mask, p, width, vals, tmp, tmask, vp, order, net, map_index, obs, cache):
+    """:func:`_ranked`, each position ranked once per decision where a network ranks: a learned
+    completion meets the same positions again and again (every pass of the alternatives follows
+    the greedy path anew), and each ranking scores every afterstate. The cache is keyed by the
+    whole position (its hash, then every entry compared), so what it returns is exactly what
+    :func:`_ranked` would compute; a full table just ranks anew."""
+    keys, used, seen, orders, kept = cache
+    if net[1].shape[0] == 0 or used.shape[0] < 2:
+        return _ranked(s, T, mask, p, width, vals, tmp, tmask, vp, order, net, map_index, obs)
+    h = _state_hash(s)
+    slots = used.shape[0]
+    j = np.int64(h % np.uint64(slots))
+    for _ in range(RANK_PROBES):
+        if not used[j]:
+            break
+        if keys[j] == h:
+            same = True
+            for i in range(s.shape[0]):
+                if seen[j, i] != s[i]:
+                    same = False
+                    break
+            if same:
+                for k in range(kept[j, 0]):
+                    order[k] = orders[j, k]
+                return kept[j, 1]
+        j = (j + 1) % slots
+    n = _ranked(s, T, mask, p, width, vals, tmp, tmask, vp, order, net, map_index, obs)
+    if not used[j]:
+        used[j] = True
+        keys[j] = h
+        for i in range(s.shape[0]):
+            seen[j, i] = s[i]
+        legal = 0
+        for a in range(NUM_ACTIONS):
+            if mask[a]:
+                orders[j, legal] = order[legal]
+                legal += 1
+        kept[j, 0] = legal
+        kept[j, 1] = n
+    return n
+
+
+@kernel(group="turns", inline="always")
+def rank_cache(n_state, net, slots):
+    """The empty cache of :func:`_ranked_once`: ``slots`` positions where a network ranks (at
+    most 1: none), none for the heuristic, whose step values cost little."""
+    if net[1].shape[0] == 0 or slots < 1:
+        slots = 1
+    return (np.zeros(slots, np.uint64), np.zeros(slots, np.bool_), np.empty((slots, n_state), np.int32),
+            np.empty((slots, NUM_ACTIONS), np.int16), np.zeros((slots, 2), np.int64))
+
+
+@kernel(group="turns", inline="always")
 def _end_value(end, T, p, vp, net, map_index, obs, buf, deck_pos):
     """The value of a turn's end for ``p``: the heuristic's, or the ``net``'s score of the end as
     ``p`` sees it before the display refill."""
@@ -157,7 +214,8 @@ def _record(end, path, length, T, p, states, actions, lengths, values, hashes, c
 
 @kernel(group="turns", inline="always")
 def _complete(T, p, first, dmax, width, quota, stack, masks, order, nkids, tried, disc, path,
-              states, actions, lengths, values, hashes, count, room, vals, tmp, tmask, vp, net, map_index, obs, buf):
+              states, actions, lengths, values, hashes, count, room, vals, tmp, tmask, vp, net, map_index, obs, buf,
+              cache):
     """Add the completions of first action ``first`` from ``stack[0]`` that leave the greedy
     path at exactly ``dmax`` decisions (all of them, at most ``quota`` new ones, while the
     candidate rows last: ``room``); returns the new count."""
@@ -172,7 +230,8 @@ def _complete(T, p, first, dmax, width, quota, stack, masks, order, nkids, tried
         return count
     added = 0
     depth = 1
-    nkids[1] = _ranked(stack[1], T, masks[1], p, width, vals, tmp, tmask, vp, order[1], net, map_index, obs)
+    nkids[1] = _ranked_once(stack[1], T, masks[1], p, width, vals, tmp, tmask, vp, order[1], net, map_index, obs,
+                            cache)
     disc[1] = 0
     tried[1] = 0
     while depth >= 1 and count < room and added < quota:
@@ -200,8 +259,8 @@ def _complete(T, p, first, dmax, width, quota, stack, masks, order, nkids, tried
         if f + 1 >= MAX_TURN_LEN:
             continue
         depth = f + 1
-        nkids[depth] = _ranked(stack[depth], T, masks[depth], p, width, vals, tmp, tmask, vp, order[depth], net,
-                               map_index, obs)
+        nkids[depth] = _ranked_once(stack[depth], T, masks[depth], p, width, vals, tmp, tmask, vp, order[depth],
+                                    net, map_index, obs, cache)
         disc[depth] = nd
         tried[depth] = 0
     return count
@@ -237,7 +296,7 @@ def _keep_best(g_states, g_actions, g_lengths, g_values, g_hashes, g_first, n_g,
 
 @kernel(group="turns")
 def _greedy_turns(T, p, firsts, width, stack, masks, order, nkids, tried, disc, path, vals, tmp, tmask, vp, net,
-                  map_index, obs, buf):
+                  map_index, obs, buf, cache):
     """The greedy turn of every first action ``firsts`` from the position in ``stack[0]``, in new
     scratch rows (there may be more than the caller keeps): ``(count, states, actions, lengths,
     values, hashes, first action of each)``."""
@@ -254,7 +313,7 @@ def _greedy_turns(T, p, firsts, width, stack, masks, order, nkids, tried, disc, 
         before = n_g
         n_g = _complete(T, p, firsts[k], 0, width, 1, stack, masks, order, nkids, tried, disc, path, g_states,
                         g_actions, g_lengths, g_values, g_hashes, n_g, n_first, vals, tmp, tmask, vp, net, map_index,
-                        obs, buf)
+                        obs, buf, cache)
         if n_g > before:
             g_first[n_g - 1] = firsts[k]
     return n_g, g_states, g_actions, g_lengths, g_values, g_hashes, g_first
@@ -262,7 +321,7 @@ def _greedy_turns(T, p, firsts, width, stack, masks, order, nkids, tried, disc, 
 
 @kernel(group="turns")
 def _alternatives(T, p, kept_first, n_kept, count, discrepancies, width, stack, masks, order, nkids, tried, disc,
-                  path, states, actions, lengths, values, hashes, vals, tmp, tmask, vp, net, map_index, obs, buf):
+                  path, states, actions, lengths, values, hashes, vals, tmp, tmask, vp, net, map_index, obs, buf, cache):
     """Add alternative completions of the ``n_kept`` first actions kept, after the ``count`` rows
     already filled, up to the rows of ``states``; the new count. In rounds: the room left is shared
     out among the first actions, and one with fewer alternatives than its share leaves the rest to
@@ -281,7 +340,7 @@ def _alternatives(T, p, kept_first, n_kept, count, discrepancies, width, stack, 
                     break
                 count = _complete(T, p, kept_first[k], d, width, quota - (count - start), stack, masks, order,
                                   nkids, tried, disc, path, states, actions, lengths, values, hashes, count, cap,
-                                  vals, tmp, tmask, vp, net, map_index, obs, buf)
+                                  vals, tmp, tmask, vp, net, map_index, obs, buf, cache)
             if count - start < quota:  # all its alternatives are in
                 open_[k] = False
                 n_open -= 1
@@ -289,14 +348,16 @@ def _alternatives(T, p, kept_first, n_kept, count, discrepancies, width, stack, 
 
 
 @kernel("int32[::1], int32[::1], int64, int64, int32[:, ::1], int32[:, ::1], int64[::1], float64[::1], "
-        "Tuple((float32[:, ::1], float32[::1], float32[:, ::1], float32[::1], float32[::1], boolean[::1])), int64")
-def turn_candidates(s, T, width, discrepancies, states, actions, lengths, values, net, map_index):
+        "Tuple((float32[:, ::1], float32[::1], float32[:, ::1], float32[::1], float32[::1], boolean[::1])), int64, int64")
+def turn_candidates(s, T, width, discrepancies, states, actions, lengths, values, net, map_index, rank_slots):
     """The candidate turns of the decision in ``s`` (see the module docstring), at most
     ``states.shape[0]`` of them: row ``k`` of ``states`` is candidate ``k``'s end position,
     ``actions[k, :lengths[k]]`` its atomic actions, ``values[k]`` the value of its end for the
     decider. The completions and values are the heuristic's, or, where ``net`` (the weights of
     :func:`completion_weights`) is not empty, that network's win shares (``map_index``: the
-    map's, for encoding). Returns the number of candidates (0 once the game is over)."""
+    map's, for encoding). ``rank_slots``: the positions a learned completion ranks once (1: none;
+    the candidates are the same either way, only slower). Returns the number of candidates (0
+    once the game is over)."""
     cap = states.shape[0]
     p = s[O_CURRENT]
     if s[O_PHASE] == PH_OVER or p < 0:
@@ -320,9 +381,10 @@ def turn_candidates(s, T, width, discrepancies, states, actions, lengths, values
     E.legal_mask(stack[0], T, masks[0])
     firsts = np.flatnonzero(masks[0])
     # 1. the greedy turn of every first action, into scratch rows (there may be more than cap)
+    cache = rank_cache(n_state, net, rank_slots)
     n_g, g_states, g_actions, g_lengths, g_values, g_hashes, g_first = _greedy_turns(
         T, p, firsts, width, stack, masks, order, nkids, tried, disc, path, vals, tmp, tmask, vp, net, map_index,
-        obs, buf)
+        obs, buf, cache)
     hashes = np.empty(cap, np.uint64)
     kept_first = np.empty(cap, np.int64)
     count = _keep_best(g_states, g_actions, g_lengths, g_values, g_hashes, g_first, n_g, states, actions, lengths,
@@ -333,7 +395,7 @@ def turn_candidates(s, T, width, discrepancies, states, actions, lengths, values
     # 2. alternative completions, in rounds
     return _alternatives(T, p, kept_first, n_kept, count, discrepancies, width, stack, masks, order, nkids, tried,
                          disc, path, states, actions, lengths, values, hashes, vals, tmp, tmask, vp, net, map_index,
-                         obs, buf)
+                         obs, buf, cache)
 
 
 @kernel(group="turns", inline="always")

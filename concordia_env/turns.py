@@ -64,6 +64,7 @@ from .turn_kernels import (
     O_DECK_POS,
     O_PHASE,
     PH_OVER,
+    RANK_SLOTS,
     STATE_SIZE,
     candidate_observations,
     turn_candidates,
@@ -146,6 +147,8 @@ class TurnGenerator:
         self.map_name = map_name
         self.completion = completion_weights(completion)
         self.map_index = map_id(map_name)
+        #: positions a learned completion ranks once per decision (1: none; the same candidates)
+        self.rank_slots = RANK_SLOTS
         self.max_candidates = check_candidates(max_candidates)
         self.width = _check_count(width, "width", 0)
         self.discrepancies = _check_count(discrepancies, "discrepancies", 0)
@@ -161,7 +164,7 @@ class TurnGenerator:
     def generate(self, s: np.ndarray, T: np.ndarray) -> int:
         """Find the candidates of the decision in state ``s`` (left unchanged); their count."""
         self.count = int(turn_candidates(s, T, self.width, self.discrepancies, self.states, self.actions,
-                                         self.lengths, self.values, self.completion, self.map_index))
+                                         self.lengths, self.values, self.completion, self.map_index, self.rank_slots))
         self.deck_pos = int(s[O_DECK_POS])
         return self.count
 

@@ -72,8 +72,8 @@ def test_wheel_installs_only_the_concordia_env_namespace(built):
                    f"{dist_info}/licenses/concordia_env/display/fonts/LICENSE_DEJAVU"):
         assert needed in names, needed
     policies = {n for n in names if n.startswith("concordia_env/agents/policies/")}
-    assert {f"concordia_env/agents/policies/ppo_{m}.{ext}" for m in ("imperium", "italia")
-            for ext in ("npz", "json")} <= policies
+    assert {f"concordia_env/agents/policies/{kind}_{m}.{ext}" for kind in ("ppo", "turn", "completion")
+            for m in ("imperium", "italia") for ext in ("npz", "json")} <= policies
     assert not [n for n in names if n.endswith(".zip")], "torch policy zips belong in releases/"
     assert not [n for n in names if n.startswith(("tests/", "results/", "releases/", "examples/"))]
     assert "concordia = concordia_env.cli:main" in entry_points

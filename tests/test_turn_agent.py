@@ -11,11 +11,12 @@ import pytest
 from test_az import advanced, random_net
 
 from concordia_env import encoding
+from concordia_env.agents.az import load_net
 from concordia_env.agents.base import make_agent
 from concordia_env.agents.turn import TurnAgent
 from concordia_env.arena.records import play_game
 from concordia_env.state import new_game
-from concordia_env.turns import TurnGenerator, whole_turns
+from concordia_env.turns import TurnGenerator, completion_weights, whole_turns
 
 
 def _decide(agent, st, with_state=True):
@@ -96,9 +97,11 @@ def test_turn_agents_play_tournaments_without_torch(tmp_path: Path):
 import sys
 sys.modules["torch"] = None
 from concordia_env.cli import main
-for map_name, n in (("italia", 2), ("imperium", 3)):
-    specs = ["turn", "turn:net=az:w=0"] + (["turn:net={tmp_path / 'n'}:w=0.5"] if map_name == "italia" else ["heuristic"])
-    rc = main(["tournament", "--map", map_name, "--players", str(n), "--agents", ",".join(specs[:n]),
+netv2 = "turn:net=none:w=1:complete=net:completer=value"  # the strength table's network alone
+for map_name, specs in (("italia", ["turn:net={tmp_path / 'n'}:w=0.5", netv2]),
+                        ("imperium", ["turn", "turn:net=az:w=0", netv2, "heuristic"])):
+    n = len(specs)
+    rc = main(["tournament", "--map", map_name, "--players", str(n), "--agents", ",".join(specs),
                "--games", str(n), "--seed", "5", "--max-turns", "60", "--no-progress"])
     assert rc == 0, (map_name, rc)
 assert sys.modules.get("torch") is None
@@ -125,6 +128,31 @@ def test_a_learned_completion_scores_turn_ends_as_the_numpy_network_does(policy)
         assert np.array_equal(c.s, gen.states[k])
 
 
+@pytest.mark.parametrize("map_name, players", [("italia", 2), ("imperium", 4)])
+def test_a_learned_completion_ranks_each_position_once_and_finds_the_same_turns(map_name, players):
+    """The cache of ranked positions (all, a full table of 8, none) changes no candidate, bit for bit."""
+    from concordia_env.agents.turn import released_completion
+    net = released_completion(map_name)
+    st = new_game(map_name, players, seed=11)
+    heuristic = make_agent("heuristic")
+    found, choices = [], 0
+    while len(found) < 4 and not st.is_terminal():
+        choices += st.phase == 0
+        if st.phase == 0 and choices % 5 == 0:
+            per_size = []
+            for slots in (4096, 8, 1):
+                gen = TurnGenerator(map_name, 64, completion=net)
+                gen.rank_slots = slots
+                n = gen.generate(st.s, st.game.tables)
+                per_size.append((n, gen.states[:n].copy(), gen.actions[:n].copy(), gen.values[:n].copy()))
+            for other in per_size[1:]:
+                assert other[0] == per_size[0][0]
+                assert all(np.array_equal(a, b) for a, b in zip(other[1:], per_size[0][1:]))
+            found.append(per_size[0][0])
+        st.apply(_decide(heuristic, st))
+    assert len(found) == 4 and max(found) > 8
+
+
 def test_with_a_learned_completion_w_weighs_the_completing_networks_value_of_each_end():
     agent = make_agent("turn:w=0.5:win=40:complete=net")  # the released az network completes, values and wins
     st = advanced(moves=16)
@@ -137,6 +165,30 @@ def test_with_a_learned_completion_w_weighs_the_completing_networks_value_of_eac
     np.testing.assert_allclose(agent.scores(st, gen, rows), 0.5 * end + 40 * net.values(rows)[:, 0],
                                rtol=1e-4, atol=1e-4)
     assert _decide(agent, st) in st.legal_actions()
+
+
+@pytest.mark.parametrize("map_name, players", [("italia", 2), ("imperium", 4)])
+def test_completer_value_is_the_released_value_completion_of_the_games_map(map_name, players):
+    """``completer=value`` (``net`` v2 of the strength table) completes with the map's packaged copy
+    of the network trained in releases/ and measured in results/value_completion/."""
+    from concordia_env.agents.turn import released_completion_path
+    packaged = released_completion_path(map_name)
+    trained = Path(__file__).resolve().parents[1] / "releases" / f"turn_{map_name}" / "completion_value" / map_name
+    for ext in (".npz", ".json"):
+        assert packaged.with_suffix(ext).read_bytes() == trained.with_suffix(ext).read_bytes()
+    agent = make_agent("turn:net=none:w=1:complete=net:completer=value")
+    expected = completion_weights(load_net(packaged))
+    got = agent.generator_for(map_name, players).completion
+    assert len(got) == len(expected) and all(np.array_equal(a, b) for a, b in zip(got, expected))
+    with pytest.raises(ValueError, match=f"trained for {players} players"):
+        agent.generator_for(map_name, 3)
+
+
+def test_a_missing_value_completion_says_how_to_make_one(monkeypatch, tmp_path):
+    from concordia_env.agents import turn
+    monkeypatch.setattr(turn, "POLICIES", tmp_path)
+    with pytest.raises(FileNotFoundError, match="turn_td.completion --target value"):
+        make_agent("turn:net=none:w=1:complete=net:completer=value").generator_for("italia", 2)
 
 
 def test_a_learned_completion_needs_one_relu_layer():

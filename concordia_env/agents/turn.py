@@ -49,21 +49,41 @@ def released_turn_net_path(map_name: str) -> Path:
     return POLICIES / f"turn_{map_name}.npz"
 
 
+def released_completion_path(map_name: str) -> Path:
+    """Where the completion released for ``map_name`` lives: a network that values each step of a
+    turn, trained on the heuristic's values (``.npz``; header beside it)."""
+    return POLICIES / f"completion_{map_name}.npz"
+
+
+def _released(path: Path, what: str, how: str) -> ValueNet:
+    if not path.is_file():
+        raise FileNotFoundError(f"no {what} released for this map at {path}; {how}")
+    return load_net(path)
+
+
 def released_turn_net(map_name: str) -> ValueNet:
     """The network trained at turn boundaries released for ``map_name``; ``FileNotFoundError``
     saying how to make one."""
-    path = released_turn_net_path(map_name)
-    if not path.is_file():
-        raise FileNotFoundError(
-            f"no turn-level network released for map {map_name!r} at {path}; train one with "
-            f"`python -m concordia_env.training.turn_td --map {map_name} ...` and play it with "
-            f"turn:net=STEM, or play turn:net=az")
-    return load_net(path)
+    return _released(released_turn_net_path(map_name), "turn-level network",
+                     f"train one with `python -m concordia_env.training.turn_td --map {map_name} ...` and "
+                     f"play it with turn:net=STEM, or play turn:net=az")
+
+
+def released_completion(map_name: str) -> ValueNet:
+    """The value completion released for ``map_name`` (``completer=value``); ``FileNotFoundError``
+    saying how to make one."""
+    return _released(released_completion_path(map_name), "value completion",
+                     f"train one with `python -m concordia_env.training.turn_td.completion --target value` "
+                     f"on {map_name} records and play it with completer=STEM")
+
+
 #: the candidates the agent scores by default: twice the env's, as they cost it little (about 2 ms
 #: a decision) and won more games against mcts:iterations=1000 than 32 did
 AGENT_CANDIDATES = 64
 #: what completes a card's action into whole turns
 COMPLETIONS = ("heuristic", "net")
+#: ``completer=`` values that are no file: the released ``az`` network or value completion of the map
+COMPLETER_NAMES = ("az", "value")
 
 
 def _number(value: object, name: str, low: float = 0.0) -> float:
@@ -95,7 +115,9 @@ class TurnAgent(Agent):
             position value ``w`` weighs, so no hand-written evaluation plays at all.
         completer: with ``complete=net``, the network that completes: ``"az"`` (default) the
             released ``az`` network of the game's map (its policy head learned from search on
-            atomic moves), or a file, e.g. one of
+            atomic moves), ``"value"`` the completion released for the map (trained to value each
+            step as the heuristic does, :mod:`concordia_env.training.turn_td.completion`; with
+            ``net=none:w=1`` it is ``net`` v2, a network that plays alone), or a file, e.g. one of
             :mod:`concordia_env.training.turn_td.completion`.
         explore: probability of playing a uniformly random candidate instead of the best
             (self-play exploration; 0 in play).
@@ -133,7 +155,8 @@ class TurnAgent(Agent):
         if complete not in COMPLETIONS:
             raise ValueError(f"complete must be one of {', '.join(COMPLETIONS)}; got {complete!r}")
         self.complete = complete
-        self._completer = None if completer == "az" else load_net(completer)
+        self._completer_name = completer if isinstance(completer, str) and completer in COMPLETER_NAMES else "file"
+        self._completer = None if self._completer_name != "file" else load_net(completer)
         self._candidates = check_candidates(candidates)  # now, not at the first move
         self._generators: dict[str, TurnGenerator] = {}
         self.reset(seed)
@@ -162,7 +185,9 @@ class TurnAgent(Agent):
         if key not in self._generators:
             completion = None
             if self.complete == "net":
-                completion = self._completer if self._completer is not None else released_net(map_name)
+                completion = (self._completer if self._completer is not None
+                              else released_completion(map_name) if self._completer_name == "value"
+                              else released_net(map_name))
                 check_trained_for(completion, map_name, num_players)
             self._generators[key] = TurnGenerator(map_name, self._candidates, completion=completion)
         return self._generators[key]

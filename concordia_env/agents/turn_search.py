@@ -101,7 +101,7 @@ def expand(tree, turns, node, s, T, discrepancies, buffers, no_net, map_index):
     count, length, actions = turns
     states, cand_actions, cand_lengths, values, _, _ = buffers
     n = turn_candidates(s, T, np.int64(0), discrepancies, states, cand_actions, cand_lengths, values, no_net,
-                        map_index)
+                        map_index, np.int64(1))  # the heuristic completes: nothing to cache
     count[node] = n
     top = -math.inf
     for k in range(n):
