@@ -51,6 +51,15 @@ def _state_hash(s):
 
 
 @kernel(group="turns", inline="always")
+def _same_row(rows, k, s):
+    """Whether ``rows[k]`` is the position ``s``, entry for entry (after equal hashes)."""
+    for i in range(s.shape[0]):
+        if rows[k, i] != s[i]:
+            return False
+    return True
+
+
+@kernel(group="turns", inline="always")
 def _net_score(x, net):
     """A one-layer ReLU network's score of observation ``x``: its one-output head's value (a policy
     head's afterstate logit), or a five-row win head's share for row 0 (the observer). The
@@ -137,16 +146,10 @@ def _ranked_once(s, T, mask, p, width, vals, tmp, tmask, vp, order, net, map_ind
     for _ in range(RANK_PROBES):
         if not used[j]:
             break
-        if keys[j] == h:
-            same = True
-            for i in range(s.shape[0]):
-                if seen[j, i] != s[i]:
-                    same = False
-                    break
-            if same:
-                for k in range(kept[j, 0]):
-                    order[k] = orders[j, k]
-                return kept[j, 1]
+        if keys[j] == h and _same_row(seen, j, s):
+            for k in range(kept[j, 0]):
+                order[k] = orders[j, k]
+            return kept[j, 1]
         j = (j + 1) % slots
     n = _ranked(s, T, mask, p, width, vals, tmp, tmask, vp, order, net, map_index, obs)
     if not used[j]:
@@ -194,14 +197,8 @@ def _record(end, path, length, T, p, states, actions, lengths, values, hashes, c
     ends in the same position; returns the new count."""
     h = _state_hash(end)
     for k in range(count):
-        if hashes[k] == h:
-            same = True
-            for i in range(end.shape[0]):
-                if states[k, i] != end[i]:
-                    same = False
-                    break
-            if same:
-                return count
+        if hashes[k] == h and _same_row(states, k, end):
+            return count
     for i in range(end.shape[0]):
         states[count, i] = end[i]
     for i in range(length):
