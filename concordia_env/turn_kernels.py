@@ -135,21 +135,22 @@ def _ranked_once(s, T, mask, p, width, vals, tmp, tmask, vp, order, net, map_ind
     """:func:`_ranked`, each position ranked once per decision where a network ranks: a learned
     completion meets the same positions again and again (every pass of the alternatives follows
     the greedy path anew), and each ranking scores every afterstate. The cache is keyed by the
-    whole position (its hash, then every entry compared), so what it returns is exactly what
-    :func:`_ranked` would compute; a full table just ranks anew."""
+    whole position (its hash, then every entry compared) and keeps the first ``n`` of ``order``,
+    all a completion reads, so what it returns is exactly what :func:`_ranked` would compute; a
+    full table just ranks anew."""
     keys, used, seen, orders, kept = cache
-    if net[1].shape[0] == 0 or used.shape[0] < 2:
+    slots = used.shape[0]
+    if slots == 0:
         return _ranked(s, T, mask, p, width, vals, tmp, tmask, vp, order, net, map_index, obs)
     h = _state_hash(s)
-    slots = used.shape[0]
     j = np.int64(h % np.uint64(slots))
     for _ in range(RANK_PROBES):
         if not used[j]:
             break
         if keys[j] == h and _same_row(seen, j, s):
-            for k in range(kept[j, 0]):
+            for k in range(kept[j]):
                 order[k] = orders[j, k]
-            return kept[j, 1]
+            return kept[j]
         j = (j + 1) % slots
     n = _ranked(s, T, mask, p, width, vals, tmp, tmask, vp, order, net, map_index, obs)
     if not used[j]:
@@ -157,24 +158,20 @@ def _ranked_once(s, T, mask, p, width, vals, tmp, tmask, vp, order, net, map_ind
         keys[j] = h
         for i in range(s.shape[0]):
             seen[j, i] = s[i]
-        legal = 0
-        for a in range(NUM_ACTIONS):
-            if mask[a]:
-                orders[j, legal] = order[legal]
-                legal += 1
-        kept[j, 0] = legal
-        kept[j, 1] = n
+        for k in range(n):
+            orders[j, k] = order[k]
+        kept[j] = n
     return n
 
 
 @kernel(group="turns", inline="always")
 def rank_cache(n_state, net, slots):
-    """The empty cache of :func:`_ranked_once`: ``slots`` positions where a network ranks (at
-    most 1: none), none for the heuristic, whose step values cost little."""
-    if net[1].shape[0] == 0 or slots < 1:
-        slots = 1
+    """The empty cache of :func:`_ranked_once`: ``slots`` positions where a network ranks; none
+    (no slot) where ``slots`` is at most 1 or the heuristic ranks, as its step values cost little."""
+    if net[1].shape[0] == 0 or slots < 2:
+        slots = 0
     return (np.zeros(slots, np.uint64), np.zeros(slots, np.bool_), np.empty((slots, n_state), np.int32),
-            np.empty((slots, NUM_ACTIONS), np.int16), np.zeros((slots, 2), np.int64))
+            np.empty((slots, NUM_ACTIONS), np.int16), np.zeros(slots, np.int64))
 
 
 @kernel(group="turns", inline="always")
