@@ -107,6 +107,23 @@ def test_corrupt_shard_is_skipped_and_regenerated(data_dir: Path, tmp_path: Path
     assert (copy / "shard_00000.npz").read_bytes() == good  # same seed, same bytes
 
 
+def test_observations_load_as_bytes_when_they_fit(data_dir: Path, tmp_path: Path) -> None:
+    with np.load(data_dir / "shard_00000.npz") as z:
+        arrays = {k: z[k] for k in z.files}
+    d = value_data.load_shards(data_dir)
+    assert d["obs"].dtype == np.uint8 and arrays["obs"].dtype == np.int16
+    np.testing.assert_array_equal(d["obs"], arrays["obs"])  # exact: every count is in 0..255
+    # one count of 300 anywhere in the set keeps the whole set int16, the value intact
+    arrays["obs"][3, 7] = 300
+    copy = tmp_path / "data"
+    copy.mkdir()
+    np.savez(copy / "shard_00000.npz", **arrays)
+    shutil.copy(data_dir / "shard_00000.npz", copy / "shard_00001.npz")
+    wide = value_data.load_shards(copy)
+    assert wide["obs"].dtype == np.int16 and wide["obs"][3, 7] == 300
+    np.testing.assert_array_equal(wide["obs"][len(arrays["obs"]):], d["obs"])
+
+
 def test_several_data_sets_load_as_one_with_games_renumbered(data_dir: Path, tmp_path: Path,
                                                             capsys: pytest.CaptureFixture) -> None:
     one = value_data.load_shards(data_dir)
