@@ -11,10 +11,10 @@ ROOT = Path(__file__).resolve().parents[1]
 FOLDER = ROOT / "results" / "az_values"
 
 
-def _data_size_rows() -> list[list[str]]:
-    """The cells of each row of the table under the README's data-size heading."""
+def _rows(heading: str) -> list[list[str]]:
+    """The cells of each network's row of the table under one of the README's headings."""
     text = (FOLDER / "README.md").read_text(encoding="utf-8")
-    section = text.split("## More games for the same recipe", 1)[1].split("\n#", 1)[0]
+    section = text.split(heading, 1)[1].split("\n#", 1)[0]
     return [[c.strip() for c in line.split("|")[1:-1]] for line in section.splitlines()
             if line.startswith("| ") and "`value_" in line]
 
@@ -26,36 +26,58 @@ def _quoted(pattern: str, cell: str) -> str:
     return match.group(1)
 
 
+def _check_row(cells: list[str]) -> dict:
+    """Check a row's network and line cells (from the network's column on) against the network's export
+    config and its line's summary; returns the config."""
+    stem = _quoted(r"`(value_italia[_a-z0-9]*)`", cells[1])
+    folder = _quoted(r"`([a-z_0-9]+)/`", cells[-1])
+    config = json.loads((FOLDER / f"{stem}_config.json").read_text())
+    data = config["data"]
+    assert data["settings"]["agents"] == ["mcts:iterations=100"] and data["settings"]["seed"] == 0
+    assert cells[2] == f"{config['val']['ce']:.3f} ({config['heuristic']['ce']:.3f})"
+    assert cells[3] == f"{100 * config['val']['accuracy']:.1f}%"
+
+    summary = json.loads((FOLDER / folder / "summary.json").read_text())
+    line = summary["settings"][0]["lines"][0]
+    assert line["complete"] and line["games"] == 200 and line["deals"] == 100
+    az, mcts = line["agents"]
+    assert line["lineup"] == [line["per_agent"][az]["spec"], "mcts:iterations=1000"]
+    assert line["lineup"][0].endswith(f"{stem}:simulations=1000")
+    stats = line["per_agent"][az]
+    lo, hi = stats["win_rate_ci95"]
+    assert cells[4] == f"{stats['wins']} of 200"
+    assert cells[5] == f"{100 * lo:.1f}–{100 * hi:.1f}%"
+    assert cells[6] == f"{line['vp_difference']['mean']:+.1f}"
+    assert cells[7] == f"{stats['ms_per_decision']:.1f}, {line['per_agent'][mcts]['ms_per_decision']:.1f}"
+    return config
+
+
 def test_the_data_size_table_quotes_each_networks_files():
-    rows = _data_size_rows()
-    assert len(rows) >= 2
+    rows = _rows("## More games for the same recipe")
+    assert len(rows) >= 3
     games_seen = []
     for cells in rows:
-        stem = _quoted(r"`(value_italia[_0-9]*)`", cells[1])
-        folder = _quoted(r"`([a-z_0-9]+)/`", cells[-1])
-        config = json.loads((FOLDER / f"{stem}_config.json").read_text())
+        config = _check_row(cells)
         args = config["arguments"]
         # one recipe down the table: only the number of games changes
         recipe = (args["targets"], args["lam"], args["hidden"], args["steps"], args["batch"])
         assert recipe == ("td", 0.8, [256, 128], 8000, 1024)
         assert args["bootstrap"] == "concordia_env/agents/policies/az_italia"
         data = config["data"]
-        assert data["settings"]["agents"] == ["mcts:iterations=100"] and data["settings"]["seed"] == 0
         assert cells[0] == f"{data['games']:,} ({data['positions']:,})"
         games_seen.append(data["games"])
-        assert cells[2] == f"{config['val']['ce']:.3f} ({config['heuristic']['ce']:.3f})"
-        assert cells[3] == f"{100 * config['val']['accuracy']:.1f}%"
-
-        summary = json.loads((FOLDER / folder / "summary.json").read_text())
-        line = summary["settings"][0]["lines"][0]
-        assert line["complete"] and line["games"] == 200 and line["deals"] == 100
-        az, mcts = line["agents"]
-        assert line["lineup"] == [line["per_agent"][az]["spec"], "mcts:iterations=1000"]
-        assert line["lineup"][0].endswith(f"{stem}:simulations=1000")
-        stats = line["per_agent"][az]
-        lo, hi = stats["win_rate_ci95"]
-        assert cells[4] == f"{stats['wins']} of 200"
-        assert cells[5] == f"{100 * lo:.1f}–{100 * hi:.1f}%"
-        assert cells[6] == f"{line['vp_difference']['mean']:+.1f}"
-        assert cells[7] == f"{stats['ms_per_decision']:.1f}, {line['per_agent'][mcts]['ms_per_decision']:.1f}"
     assert games_seen == sorted(games_seen) and len(set(games_seen)) == len(games_seen)
+
+
+def test_the_targets_table_quotes_each_networks_files():
+    rows = _rows("## Other targets on the same 10,000 games")
+    assert len(rows) >= 2
+    for cells in rows:
+        config = _check_row(cells)
+        args = config["arguments"]
+        assert config["data"]["games"] == 10000 and (args["hidden"], args["steps"], args["batch"]) == ([256, 128], 8000, 1024)
+        # the first cell names the targets: TD(lambda) from a network, or the outcome alone
+        if args["targets"] == "td":
+            assert cells[0] == f"TD(lambda = {args['lam']}) from `{Path(args['bootstrap']).name}`"
+        else:
+            assert args["targets"] == "mc" and cells[0] == "the outcome (Monte Carlo)"
