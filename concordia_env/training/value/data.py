@@ -268,6 +268,26 @@ def _shard_ok(cfg: DataConfig, path: Path, games: range) -> bool:
     return bool(keep([path], problem, "regenerating it"))
 
 
+def _observations(paths: Sequence[Path], parts: Sequence[dict[str, Any]]) -> np.ndarray:
+    """The observations of the shards at ``paths``, read again straight into one array (``parts`` gives
+    each shard's row count and whether its counts fit in a byte); ``ValueError`` naming a shard that
+    changed since it was first read."""
+    # counts that all fit in a byte (nearly every data set: 2-player Italia's largest is about 200) are
+    # held as uint8, half the memory of int16 and exact; every reader converts to float32 anyway
+    dtype = np.uint8 if all(p["obs_bytes"] for p in parts) else np.int16
+    obs = np.empty((sum(p["obs_rows"] for p in parts), encoding.OBSERVATION_SIZE), dtype)
+    at = 0
+    for path, part in zip(paths, parts):
+        rows = part["obs_rows"]
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                obs[at:at + rows] = z["obs"]
+        except Exception as exc:  # noqa: BLE001 - changed since it was read: corrupt, or of another size
+            raise ValueError(f"{path}: changed while the data set was loaded ({type(exc).__name__}: {exc})") from None
+        at += rows
+    return obs
+
+
 def load_shards(directory: str | os.PathLike | Sequence[str | os.PathLike], quiet: bool = False) -> dict[str, Any]:
     """Every readable shard of ``directory`` concatenated (position and game arrays); a shard that
     cannot be read is skipped with one warning line. ``meta`` lists the shards used. The observations
@@ -313,19 +333,7 @@ def load_shards(directory: str | os.PathLike | Sequence[str | os.PathLike], quie
                              f"{used[0]} has {settings.get('map')!r}, {settings.get('players')!r}")
     keys = [k for k in POSITION_KEYS + GAME_KEYS if k != "obs"]
     data: dict[str, Any] = {k: np.concatenate([p[k] for p in parts]) for k in keys}
-    # counts that all fit in a byte (nearly every data set: 2-player Italia's largest is about 200) are
-    # held as uint8, half the memory of int16 and exact; every reader converts to float32 anyway
-    dtype = np.uint8 if all(p["obs_bytes"] for p in parts) else np.int16
-    data["obs"] = np.empty((sum(p["obs_rows"] for p in parts), encoding.OBSERVATION_SIZE), dtype)
-    at = 0
-    for path, part in zip(used, parts):
-        rows = part["obs_rows"]
-        try:
-            with np.load(path, allow_pickle=False) as z:
-                data["obs"][at:at + rows] = z["obs"]
-        except Exception as exc:  # noqa: BLE001 - changed since it was read: corrupt, or of another size
-            raise ValueError(f"{path}: changed while the data set was loaded ({type(exc).__name__}: {exc})") from None
-        at += rows
+    data["obs"] = _observations(used, parts)
     names = [p.name for p in used] if len(dirs) == 1 else [str(p) for p in used]
     data["meta"] = {"shards": names, "settings": settings}
     return data
