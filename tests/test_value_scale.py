@@ -1,5 +1,6 @@
-"""Values trained on more MCTS-100 games: the data-size table of results/az_values/README.md quotes the
-files of each network (its export config) and of its strength line against mcts1000 (the line's summary)."""
+"""Values trained on more MCTS-100 games: the data-size and targets tables of results/az_values/README.md
+quote the files of each network (its export config) and of its strength line against mcts1000 (the line's
+summary)."""
 
 from __future__ import annotations
 
