@@ -1,5 +1,5 @@
-"""Values trained on more MCTS-100 games: the data-size and targets tables of results/az_values/README.md
-quote the files of each network (its export config) and of its strength line against mcts1000 (the line's
+"""Values trained on more MCTS-100 games: the data-size tables (2-player Italia, 4-player Imperium) and the
+targets table of results/az_values/README.md quote the files of each network (its export config) and of its strength line against mcts1000 (the line's
 summary)."""
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def _quoted(pattern: str, cell: str) -> str:
 def _check_row(cells: list[str]) -> dict:
     """Check a row's network and line cells (from the network's column on) against the network's export
     config and its line's summary; returns the config."""
-    stem = _quoted(r"`(value_italia[_a-z0-9]*)`", cells[1])
+    stem = _quoted(r"`(value_(?:italia|imperium)[_a-z0-9]*)`", cells[1])
     folder = _quoted(r"`([a-z_0-9]+)/`", cells[-1])
     config = json.loads((FOLDER / f"{stem}_config.json").read_text())
     data = config["data"]
@@ -39,10 +39,13 @@ def _check_row(cells: list[str]) -> dict:
     assert cells[3] == f"{100 * config['val']['accuracy']:.1f}%"
 
     summary = json.loads((FOLDER / folder / "summary.json").read_text())
-    line = summary["settings"][0]["lines"][0]
-    assert line["complete"] and line["games"] == 200 and line["deals"] == 100
+    setting = summary["settings"][0]
+    line = setting["lines"][0]
+    # one az seat against the rest mcts1000, every seat rotated over the deals: 200 games
+    assert setting["map"] == config["map"] and line["complete"] and line["games"] == 200
+    assert line["deals"] * setting["players"] == 200
     az, mcts = line["agents"]
-    assert line["lineup"] == [line["per_agent"][az]["spec"], "mcts:iterations=1000"]
+    assert line["lineup"] == [line["per_agent"][az]["spec"]] + ["mcts:iterations=1000"] * (setting["players"] - 1)
     assert line["lineup"][0].endswith(f"{stem}:simulations=1000")
     stats = line["per_agent"][az]
     lo, hi = stats["win_rate_ci95"]
@@ -64,6 +67,23 @@ def test_the_data_size_table_quotes_each_networks_files():
         recipe = (args["targets"], args["lam"], args["hidden"], args["steps"], args["batch"])
         assert recipe == ("td", 0.8, [256, 128], 8000, 1024)
         assert args["bootstrap"] == "concordia_env/agents/policies/az_italia"
+        data = config["data"]
+        assert cells[0] == f"{data['games']:,} ({data['positions']:,})"
+        games_seen.append(data["games"])
+    assert games_seen == sorted(games_seen) and len(set(games_seen)) == len(games_seen)
+
+
+def test_the_imperium_table_quotes_each_networks_files():
+    rows = _rows("## 4-player Imperium")
+    assert len(rows) >= 2
+    games_seen = []
+    for cells in rows:
+        config = _check_row(cells)
+        args = config["arguments"]
+        # one recipe down the table but for the steps, which the text gives row by row
+        assert config["map"] == "imperium" and config["data"]["settings"]["players"] == [4]
+        assert (args["targets"], args["lam"], args["hidden"]) == ("td", 0.8, [256, 128])
+        assert args["bootstrap"] == "concordia_env/agents/policies/az_imperium"
         data = config["data"]
         assert cells[0] == f"{data['games']:,} ({data['positions']:,})"
         games_seen.append(data["games"])
