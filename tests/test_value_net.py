@@ -268,6 +268,24 @@ def test_td_training_runs_from_a_previous_net(run_dir: Path, data_dir: Path, tmp
     assert ValueNet.load(out / "value_net").metadata["targets"] == "td"
 
 
+def test_td_targets_from_the_recorded_heuristic(data_dir: Path, tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    seen = {}
+    real = value_train.bootstrap_targets
+
+    def spy(pred, *args, **kw):
+        seen["pred"] = pred
+        return real(pred, *args, **kw)
+
+    monkeypatch.setattr(value_train, "bootstrap_targets", spy)
+    out = tmp_path / "heur"
+    assert value_train.main(TRAIN + ["--data", str(data_dir), "--out", str(out), "--steps", "3", "--targets", "td",
+                                     "--lam", "0.8", "--bootstrap", "heuristic"]) == 0
+    # V is the heuristic's evaluation recorded with each position, in the order the data loads
+    np.testing.assert_array_equal(seen["pred"], value_data.load_shards(data_dir)["heuristic"].astype(np.float64))
+    assert ValueNet.load(out / "value_net").metadata["targets"] == "td"
+
+
 def test_device_auto_without_a_gpu_trains_on_the_cpu_and_cuda_is_refused(
         run_dir: Path, data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture) -> None:

@@ -25,6 +25,11 @@ The win head is trained by cross-entropy against a target distribution over the 
   position's rows; ``L = 1`` is ``mc``, ``L = 0`` the one-step bootstrap;
 * ``--targets nstep --n N --bootstrap PREV``: ``G_t = V_{t+N}``, or ``z`` past the game's end.
 
+``--bootstrap heuristic`` takes ``V`` from the heuristic's leaf evaluation recorded with each
+position (the ``heuristic`` array of the data) instead of a network: the evaluation ``mcts``
+searches with, which predicts the winner better than the released ``az`` networks do. (A network
+whose stem is the word ``heuristic`` is named ``./heuristic``.)
+
 (``t`` counts *recorded* positions, so with ``value_data --every k`` one step is k decisions.)
 The margin head, if any, always learns the Monte-Carlo margin (MSE, weight ``--margin-weight``).
 
@@ -77,6 +82,8 @@ from .model import ValueModel, losses, predict, torch_values
 from .targets import bootstrap_targets, game_phase, phase_report
 
 PROG = "python -m concordia_env.training.value.train"
+#: ``--bootstrap`` word for the heuristic's recorded evaluation instead of a network
+HEURISTIC = "heuristic"
 #: arguments that must not change when a run is resumed
 FIXED_ARGS = ("data", "hidden", "activation", "margin_weight", "targets", "lam", "n", "bootstrap", "seed",
               "val_fraction", "batch", "lr", "weight_decay", "dropout", "input_dropout")
@@ -273,9 +280,12 @@ def training_targets(args: argparse.Namespace, data: dict[str, Any]) -> np.ndarr
     win = data["win"].astype(np.float32)
     if args.targets == "mc":
         return win
-    prev = ValueNet.load(args.bootstrap)
-    obs = data["obs"]
-    pred = np.concatenate([prev.values(obs[i:i + 4096]) for i in range(0, len(obs), 4096)])
+    if args.bootstrap == HEURISTIC:
+        pred = data["heuristic"].astype(np.float64)
+    else:
+        prev = ValueNet.load(args.bootstrap)
+        obs = data["obs"]
+        pred = np.concatenate([prev.values(obs[i:i + 4096]) for i in range(0, len(obs), 4096)])
     kw = {"lam": args.lam} if args.targets == "td" else {"n": args.n}
     return bootstrap_targets(pred, win, data["game"], data["step"], data["seat"], data["num_players"], **kw)
 
@@ -341,7 +351,8 @@ def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
     ap.add_argument("--targets", default="mc", choices=["mc", "td", "nstep"])
     ap.add_argument("--lam", type=float, default=0.8)
     ap.add_argument("--n", type=int, default=8)
-    ap.add_argument("--bootstrap", default=None, help="previous value net (numpy stem) for td / nstep targets")
+    ap.add_argument("--bootstrap", default=None, help="previous value net (numpy stem) for td / nstep targets, or 'heuristic' for the "
+                         "heuristic's evaluation recorded in the data")
     ap.add_argument("--steps", type=int, default=3000)
     ap.add_argument("--batch", type=int, default=256)
     ap.add_argument("--lr", type=float, default=1e-3)
@@ -360,7 +371,7 @@ def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
     ap.add_argument("--no-progress", action="store_true")
     args = ap.parse_args(argv)
     if args.targets != "mc" and not args.bootstrap:
-        ap.error(f"--targets {args.targets} needs --bootstrap PREV (a value net's .npz/.json stem)")
+        ap.error(f"--targets {args.targets} needs --bootstrap PREV (a value net's .npz/.json stem, or heuristic)")
     if not 0.0 <= args.lam <= 1.0 or args.n < 1:
         ap.error("--lam must lie in [0, 1] and --n be positive")
     try:
