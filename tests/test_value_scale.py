@@ -97,8 +97,10 @@ def test_the_targets_table_quotes_each_networks_files():
         config = _check_row(cells)
         args = config["arguments"]
         assert config["data"]["games"] == 10000 and (args["hidden"], args["steps"], args["batch"]) == ([256, 128], 8000, 1024)
-        # the first cell names the targets: TD(lambda) from a network, or the outcome alone
-        if args["targets"] == "td":
+        # the first cell names the targets: TD(lambda) from a network or the heuristic, or the outcome alone
+        if args["targets"] == "td" and args["bootstrap"] == "heuristic":
+            assert cells[0] == f"TD(lambda = {args['lam']}) from the heuristic's evaluation"
+        elif args["targets"] == "td":
             assert cells[0] == f"TD(lambda = {args['lam']}) from `{Path(args['bootstrap']).name}`"
         else:
             assert args["targets"] == "mc" and cells[0] == "the outcome (Monte Carlo)"
