@@ -4,8 +4,10 @@ summary)."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
+from math import comb
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -98,3 +100,36 @@ def test_the_targets_table_quotes_each_networks_files():
             assert cells[0] == f"TD(lambda = {args['lam']}) from `{Path(args['bootstrap']).name}`"
         else:
             assert args["targets"] == "mc" and cells[0] == "the outcome (Monte Carlo)"
+
+
+def _az_won(folder: str) -> dict[tuple[int, int], bool]:
+    """Whether `az` won each game of a line against mcts1000, by (deal seed, az's seat), from its games files."""
+    won = {}
+    for path in sorted((FOLDER / folder / "lines").glob("*/*.games.jsonl.gz")):
+        for text in gzip.decompress(path.read_bytes()).decode().splitlines()[1:]:  # after the header
+            game = json.loads(text)
+            seat = next(i for i, spec in enumerate(game["agents"]) if spec.startswith("az:"))
+            won[game["seed"], seat] = game["winner"] == seat
+    return won
+
+
+def test_the_paired_comparisons_quote_the_games_files():
+    """The README's game-by-game comparisons of two networks on the same 200 games (same deal and seat; the
+    search is deterministic): games only one of them won, both won, and the exact two-sided sign test."""
+    text = " ".join((FOLDER / "README.md").read_text(encoding="utf-8").split())
+    sentences = {
+        ("italia_10000_1000", "device_1000"):
+            "wins {a} games `v2` loses and loses {b} that `v2` wins (both win {both}): an exact sign test gives p = {p}",
+        ("italia_10000_heur_1000", "device_1000"):
+            "wins {a} that `v2` loses and loses {b} that `v2` wins (both win {both}): exact sign test p = {p}",
+        ("italia_10000_heur_1000", "italia_10000_1000"):
+            "wins {a} that network loses and loses {b} it wins (both win {both}): p = {p}",
+    }
+    for (new, old), sentence in sentences.items():
+        x, y = _az_won(new), _az_won(old)
+        assert len(x) == 200 and x.keys() == y.keys()
+        a = sum(x[k] and not y[k] for k in x)
+        b = sum(y[k] and not x[k] for k in x)
+        both = sum(x[k] and y[k] for k in x)
+        p = min(1.0, 2 * sum(comb(a + b, i) for i in range(min(a, b) + 1)) / 2 ** (a + b))
+        assert sentence.format(a=a, b=b, both=both, p=f"{p:.2g}") in text, (new, old)
