@@ -1,6 +1,6 @@
 """Values trained on more MCTS-100 games: the data-size tables (2-player Italia, 4-player Imperium) and the
-targets table of results/az_values/README.md quote the files of each network (its export config) and of its strength line against mcts1000 (the line's
-summary)."""
+targets table of results/az_values/README.md quote the files of each network (its export config) and of its
+strength line against mcts1000 (the line's summary); its paired comparisons quote the lines' games files."""
 
 from __future__ import annotations
 
