@@ -1,5 +1,5 @@
 """Values trained on more MCTS-100 games: the data-size tables (2-player Italia, 4-player Imperium) and the
-targets table of results/az_values/README.md quote the files of each network (its export config) and of its
+targets tables of results/az_values/README.md quote the files of each network (its export config) and of its
 strength line against mcts1000 (the line's summary); its paired comparisons quote the lines' games files."""
 
 from __future__ import annotations
@@ -9,6 +9,8 @@ import json
 import re
 from math import comb
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 FOLDER = ROOT / "results" / "az_values"
@@ -86,13 +88,15 @@ def test_the_imperium_table_quotes_each_networks_files():
     assert len(configs) >= 2 and all(c["data"]["settings"]["players"] == [4] for c in configs)
 
 
-def test_the_targets_table_quotes_each_networks_files():
-    rows = _rows("## Other targets on the same 10,000 games")
+@pytest.mark.parametrize("heading, games", [("## Other targets on the same 10,000 games", 10000),
+                                            ("### Other targets on the same 3,925 games", 3925)])
+def test_the_targets_tables_quote_each_networks_files(heading: str, games: int):
+    rows = _rows(heading)
     assert len(rows) >= 2
     for cells in rows:
         config = _check_row(cells)
         args = config["arguments"]
-        assert config["data"]["games"] == 10000 and (args["hidden"], args["steps"], args["batch"]) == ([256, 128], 8000, 1024)
+        assert config["data"]["games"] == games and (args["hidden"], args["steps"], args["batch"]) == ([256, 128], 8000, 1024)
         # the first cell names the targets: TD(lambda) from a network or the heuristic, or the outcome alone
         if args["targets"] == "td" and args["bootstrap"] == "heuristic":
             assert cells[0] == f"TD(lambda = {args['lam']}) from the heuristic's evaluation"
@@ -103,7 +107,8 @@ def test_the_targets_table_quotes_each_networks_files():
 
 
 def _az_won(folder: str) -> dict[tuple[int, int], bool]:
-    """Whether `az` won each game of a line against mcts1000, by (deal seed, az's seat), from its games files."""
+    """Whether `az` won each game of a line against mcts1000 (one az seat), by (deal seed, az's seat), from its
+    games files."""
     won = {}
     for path in sorted((FOLDER / folder / "lines").glob("*/*.games.jsonl.gz")):
         for text in gzip.decompress(path.read_bytes()).decode().splitlines()[1:]:  # after the header
@@ -124,10 +129,12 @@ def test_the_paired_comparisons_quote_the_games_files():
             "wins {a} that `v2` loses and loses {b} that `v2` wins (both win {both}): exact sign test p = {p}",
         ("italia_10000_heur_1000", "italia_10000_1000"):
             "wins {a} that network loses and loses {b} it wins (both win {both}): p = {p}",
+        ("imperium_3925_heur_1000", "imperium_3925_1000"):
+            "wins {a} that network loses and loses {b} it wins (both win {both}): p = {p}",
     }
     for (new, old), sentence in sentences.items():
         x, y = _az_won(new), _az_won(old)
-        assert len(x) == 200 and x.keys() == y.keys()
+        assert len(x) == 200 and x.keys() == y.keys(), (new, old)
         a = sum(x[k] and not y[k] for k in x)
         b = sum(y[k] and not x[k] for k in x)
         both = sum(x[k] and y[k] for k in x)
