@@ -4,13 +4,14 @@ strength line against mcts1000 (the line's summary); its paired comparisons quot
 
 from __future__ import annotations
 
-import gzip
 import json
 import re
 from math import comb
 from pathlib import Path
 
 import pytest
+
+from concordia_env.dataset import iter_games
 
 ROOT = Path(__file__).resolve().parents[1]
 FOLDER = ROOT / "results" / "az_values"
@@ -63,8 +64,9 @@ def _check_row(cells: list[str]) -> dict:
 def _data_size_table(heading: str, map_name: str) -> list[dict]:
     """Check a data-size table's rows, one recipe down the table (TD(lambda = 0.8) from the map's released
     `az` network, a 256-128 trunk) and more games on each row; returns the networks' configs."""
-    configs = [_check_row(cells) for cells in _rows(heading)]
-    for cells, config in zip(_rows(heading), configs):
+    rows = _rows(heading)
+    configs = [_check_row(cells) for cells in rows]
+    for cells, config in zip(rows, configs):
         args, data = config["arguments"], config["data"]
         assert config["map"] == map_name
         assert (args["targets"], args["lam"], args["hidden"]) == ("td", 0.8, [256, 128])
@@ -111,8 +113,7 @@ def _az_won(folder: str) -> dict[tuple[int, int], bool]:
     games files."""
     won = {}
     for path in sorted((FOLDER / folder / "lines").glob("*/*.games.jsonl.gz")):
-        for text in gzip.decompress(path.read_bytes()).decode().splitlines()[1:]:  # after the header
-            game = json.loads(text)
+        for game in iter_games(path):
             seat = next(i for i, spec in enumerate(game["agents"]) if spec.startswith("az:"))
             won[game["seed"], seat] = game["winner"] == seat
     return won
