@@ -19,7 +19,7 @@ from concordia_env.training.value import data as value_data
 torch = pytest.importorskip("torch")
 from concordia_env.training.value import train as value_train  # noqa: E402 - needs torch
 from concordia_env.training.value.checkpoint import load_checkpoint  # noqa: E402 - needs torch
-from concordia_env.training.value.model import ValueModel, torch_values  # noqa: E402 - needs torch
+from concordia_env.training.value.model import ValueModel, predict_margin, torch_values  # noqa: E402 - needs torch
 from concordia_env.training.value.targets import bootstrap_targets  # noqa: E402 - needs torch
 
 GEN = ["--map", "italia", "--players", "2", "--games", "2", "--agents", "heuristic,random", "--shard-size", "2",
@@ -166,6 +166,8 @@ def test_numpy_export_equals_torch(run_dir: Path, data_dir: Path) -> None:
     with torch.no_grad():
         m = model(torch.as_tensor(obs))[1].numpy() * 50
     np.testing.assert_allclose(net.margins(obs)[:, :2], m[:, :2], atol=1e-3)
+    # the training report's margins come in slices (a large validation set does not fit one pass): the same
+    np.testing.assert_allclose(predict_margin(model, obs, batch=7), m, rtol=1e-5, atol=1e-4)
     metrics = json.loads((run_dir / "metrics.json").read_text())
     assert metrics["numpy_vs_torch_max_abs_diff"] < 1e-5 and set(metrics["val"]) >= {"ce", "accuracy", "early"}
 

@@ -72,13 +72,13 @@ with requires("train", "concordia_env.training.value"):
 from concordia_env import encoding
 from concordia_env._internal.files import write_bytes_atomic
 from concordia_env.agents.numpy_policy import observation_scaling
-from concordia_env.agents.value_net import MARGIN_SCALE, ValueNet
+from concordia_env.agents.value_net import ValueNet
 from concordia_env.arena.pools import sigterm_as_ctrl_c
 from concordia_env.game import get_game
 
 from .checkpoint import load_checkpoint, save_checkpoint
 from .data import load_shards
-from .model import ValueModel, losses, predict, torch_values
+from .model import ValueModel, losses, predict, predict_margin, torch_values
 from .targets import bootstrap_targets, game_phase, phase_report
 
 PROG = "python -m concordia_env.training.value.train"
@@ -308,8 +308,7 @@ def finish(args: argparse.Namespace, model: ValueModel, data: dict[str, Any], va
         "history": history,
     }
     if model.margin is not None and len(va):
-        with torch.no_grad():
-            m = model(torch.as_tensor(obs[va]))[1].numpy() * MARGIN_SCALE
+        m = predict_margin(model, obs[va])
         present = obs[va][:, model.present] > 0
         metrics["val"]["margin_mae_vp"] = round(float(np.abs(m - margin[va])[present].mean()), 2)
     meta = {"data": data_names(args), "positions": metrics["positions"], "games": metrics["games"],
