@@ -130,6 +130,8 @@ def test_the_paired_comparisons_quote_the_games_files():
             "wins {a} that `v2` loses and loses {b} that `v2` wins (both win {both}): exact sign test p = {p}",
         ("italia_10000_heur_1000", "italia_10000_1000"):
             "wins {a} that network loses and loses {b} it wins (both win {both}): p = {p}",
+        ("imperium_10000_1000", "imperium_1000"):
+            "wins {a} games `v2` loses and loses {b} that `v2` wins (both win {both}): p = {p}",
         ("imperium_3925_heur_1000", "imperium_3925_1000"):
             "wins {a} that network loses and loses {b} it wins (both win {both}): p = {p}",
     }
